@@ -1,0 +1,239 @@
+/**
+ * A lean DER encoder (X.690). Certificates and CSRs are built from these calls on the hot path of
+ * `newcert`, so every function returns a ready `Uint8Array` and nothing builds an intermediate tree:
+ * general-purpose ASN.1 libraries spend milliseconds per certificate, this spends microseconds.
+ */
+
+/** Universal tag numbers used by X.509. */
+export const Tag = {
+  Boolean: 0x01,
+  Integer: 0x02,
+  BitString: 0x03,
+  OctetString: 0x04,
+  Null: 0x05,
+  ObjectIdentifier: 0x06,
+  Utf8String: 0x0c,
+  PrintableString: 0x13,
+  Ia5String: 0x16,
+  UtcTime: 0x17,
+  GeneralizedTime: 0x18,
+  Sequence: 0x30,
+  Set: 0x31,
+} as const;
+
+function lengthBytes(length: number): number[] {
+  if (length < 0x80) return [length];
+  const bytes: number[] = [];
+  for (let rest = length; rest > 0; rest = Math.floor(rest / 256)) bytes.unshift(rest & 0xff);
+  return [0x80 | bytes.length, ...bytes];
+}
+
+/** Encode one TLV with the given identifier octet and content. */
+export function derTlv(tag: number, content: Uint8Array): Uint8Array {
+  const header = lengthBytes(content.length);
+  const out = new Uint8Array(1 + header.length + content.length);
+  out[0] = tag;
+  out.set(header, 1);
+  out.set(content, 1 + header.length);
+  return out;
+}
+
+/** Concatenate already-encoded parts. */
+export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
+  let total = 0;
+  for (const part of parts) total += part.length;
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
+}
+
+/** Encode a constructed TLV (SEQUENCE, SET, context tag…) around already-encoded children. */
+export function derConstructed(tag: number, children: readonly Uint8Array[]): Uint8Array {
+  return derTlv(tag, concatBytes(children));
+}
+
+/** SEQUENCE of already-encoded children. */
+export function derSequence(...children: Uint8Array[]): Uint8Array {
+  return derConstructed(Tag.Sequence, children);
+}
+
+/**
+ * SET OF: DER requires the encodings sorted as octet strings (X.690 11.6), which is also how
+ * CFSSL/Go order multi-valued RDNs (`C=GB+C=US`).
+ */
+export function derSetOf(children: readonly Uint8Array[]): Uint8Array {
+  const sorted = [...children].sort(compareBytes);
+  return derConstructed(Tag.Set, sorted);
+}
+
+/** Lexicographic comparison of byte strings, shorter first on a common prefix. */
+export function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const diff = (a[i] as number) - (b[i] as number);
+    if (diff !== 0) return diff;
+  }
+  return a.length - b.length;
+}
+
+/** `[n] EXPLICIT` context-specific constructed tag around one encoded child. */
+export function derExplicit(tagNumber: number, child: Uint8Array): Uint8Array {
+  return derTlv(0xa0 | tagNumber, child);
+}
+
+/**
+ * `[n] IMPLICIT`: re-tags content. `constructed` must match the underlying type (SEQUENCE → true,
+ * IA5String → false), e.g. dNSName is `[2] IMPLICIT IA5String` → `derImplicit(2, ascii, false)`.
+ */
+export function derImplicit(tagNumber: number, content: Uint8Array, constructed: boolean): Uint8Array {
+  return derTlv((constructed ? 0xa0 : 0x80) | tagNumber, content);
+}
+
+const TRUE = Uint8Array.of(Tag.Boolean, 1, 0xff);
+const FALSE = Uint8Array.of(Tag.Boolean, 1, 0x00);
+const NULL = Uint8Array.of(Tag.Null, 0);
+
+/** BOOLEAN (DER: TRUE is 0xFF). */
+export function derBoolean(value: boolean): Uint8Array {
+  return value ? TRUE : FALSE;
+}
+
+/** NULL. */
+export function derNull(): Uint8Array {
+  return NULL;
+}
+
+/**
+ * INTEGER from a non-negative bigint/number, or from unsigned big-endian magnitude bytes
+ * (a 0x00 is prefixed when the top bit is set, leading zeros are stripped: minimal DER).
+ */
+export function derInteger(value: bigint | number | Uint8Array): Uint8Array {
+  let bytes: Uint8Array;
+  if (value instanceof Uint8Array) {
+    bytes = value;
+  } else {
+    let big = BigInt(value);
+    if (big < 0n) throw new RangeError('derInteger encodes non-negative values only');
+    const hex = big.toString(16);
+    bytes = Buffer.from(hex.length % 2 ? `0${hex}` : hex, 'hex');
+    big = 0n;
+  }
+  let start = 0;
+  while (start < bytes.length - 1 && bytes[start] === 0) start++;
+  const magnitude = bytes.subarray(start);
+  if (magnitude.length === 0) return Uint8Array.of(Tag.Integer, 1, 0);
+  if ((magnitude[0] as number) & 0x80) return derTlv(Tag.Integer, concatBytes([Uint8Array.of(0), magnitude]));
+  return derTlv(Tag.Integer, magnitude);
+}
+
+/** BIT STRING with zero unused bits (signatures, public keys). */
+export function derBitString(bytes: Uint8Array): Uint8Array {
+  return derTlv(Tag.BitString, concatBytes([Uint8Array.of(0), bytes]));
+}
+
+/**
+ * BIT STRING for named bits (KeyUsage): bit 0 is the most significant bit of the first octet and
+ * trailing zero bits are removed as DER requires (X.690 11.2.2).
+ */
+export function derNamedBitString(bits: number): Uint8Array {
+  if (bits === 0) return Uint8Array.of(Tag.BitString, 1, 0);
+  let highest = 0;
+  for (let bit = 0; bit < 32; bit++) if (bits & (1 << bit)) highest = bit;
+  const octets = new Uint8Array(Math.floor(highest / 8) + 1);
+  for (let bit = 0; bit <= highest; bit++) {
+    if (bits & (1 << bit)) octets[bit >> 3] = (octets[bit >> 3] as number) | (0x80 >> (bit & 7));
+  }
+  const unused = 7 - (highest % 8);
+  return derTlv(Tag.BitString, concatBytes([Uint8Array.of(unused), octets]));
+}
+
+/** OCTET STRING. */
+export function derOctetString(bytes: Uint8Array): Uint8Array {
+  return derTlv(Tag.OctetString, bytes);
+}
+
+const oidCache = new Map<string, Uint8Array>();
+
+/** OBJECT IDENTIFIER from dotted form; encodings are cached because the same few OIDs recur. */
+export function derOid(dotted: string): Uint8Array {
+  const cached = oidCache.get(dotted);
+  if (cached) return cached;
+  const encoded = derTlv(Tag.ObjectIdentifier, encodeOidContent(dotted));
+  if (oidCache.size < 4096) oidCache.set(dotted, encoded);
+  return encoded;
+}
+
+/** Content octets of an OID; throws RangeError for OIDs that cannot be encoded (e.g. `7.1`). */
+export function encodeOidContent(dotted: string): Uint8Array {
+  if (!/^\d+(\.\d+)+$/.test(dotted)) throw new RangeError(`invalid OID ${dotted}`);
+  const arcs = dotted.split('.').map((arc) => BigInt(arc));
+  const [first, second] = arcs as [bigint, bigint];
+  if (first > 2n || (first < 2n && second > 39n)) throw new RangeError(`invalid OID ${dotted}`);
+  const out: number[] = [];
+  const pushArc = (arc: bigint): void => {
+    const chunk: number[] = [Number(arc & 0x7fn)];
+    for (let rest = arc >> 7n; rest > 0n; rest >>= 7n) chunk.unshift(Number(rest & 0x7fn) | 0x80);
+    out.push(...chunk);
+  };
+  pushArc(first * 40n + second);
+  for (const arc of arcs.slice(2)) pushArc(arc);
+  return Uint8Array.from(out);
+}
+
+const encoder = new TextEncoder();
+
+/** UTF8String. */
+export function derUtf8String(text: string): Uint8Array {
+  return derTlv(Tag.Utf8String, encoder.encode(text));
+}
+
+/** PrintableString (caller checks {@link isPrintableString}). */
+export function derPrintableString(text: string): Uint8Array {
+  return derTlv(Tag.PrintableString, encoder.encode(text));
+}
+
+/** IA5String (ASCII): emails, DNS names and URIs in GeneralName use the implicit-tagged form instead. */
+export function derIa5String(text: string): Uint8Array {
+  return derTlv(Tag.Ia5String, encoder.encode(text));
+}
+
+const PRINTABLE = /^[A-Za-z0-9 '()+,\-./:=?]*$/;
+
+/** True when every character is in the PrintableString set (X.680 41.4), as Go's `isPrintable` decides. */
+export function isPrintableString(text: string): boolean {
+  return PRINTABLE.test(text);
+}
+
+/**
+ * A directory string the way Go's crypto/x509 encodes subject values (CFSSL behaviour doc 3.4):
+ * PrintableString when possible, else UTF8String.
+ */
+export function derDirectoryString(text: string): Uint8Array {
+  return isPrintableString(text) ? derPrintableString(text) : derUtf8String(text);
+}
+
+function two(n: number): string {
+  return n < 10 ? `0${n}` : String(n);
+}
+
+/**
+ * RFC 5280 4.1.2.5 Time: UTCTime for years 1950–2049, GeneralizedTime otherwise; whole seconds, `Z`.
+ */
+export function derTime(date: Date): Uint8Array {
+  const year = date.getUTCFullYear();
+  const rest =
+    two(date.getUTCMonth() + 1) +
+    two(date.getUTCDate()) +
+    two(date.getUTCHours()) +
+    two(date.getUTCMinutes()) +
+    two(date.getUTCSeconds()) +
+    'Z';
+  if (year >= 1950 && year < 2050) {
+    return derTlv(Tag.UtcTime, encoder.encode(two(year % 100) + rest));
+  }
+  return derTlv(Tag.GeneralizedTime, encoder.encode(String(year).padStart(4, '0') + rest));
+}
