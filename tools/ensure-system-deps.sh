@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Makes sure the system programs the end-to-end suite runs against are present: CFSSL 1.2.0
+# (`cfssl`, `multirootca` from Debian's golang-cfssl), SoftHSMv2 (a real PKCS#11 module), OpenSC's
+# pkcs11-tool and openssl (the independent verifier). Idempotent: does nothing when all are there.
+set -euo pipefail
+missing=()
+command -v cfssl >/dev/null || missing+=(golang-cfssl)
+command -v multirootca >/dev/null || missing+=(golang-cfssl)
+command -v softhsm2-util >/dev/null || missing+=(softhsm2)
+command -v pkcs11-tool >/dev/null || missing+=(opensc)
+command -v openssl >/dev/null || missing+=(openssl)
+[ ${#missing[@]} -eq 0 ] && exit 0
+pkgs=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
+if [ "$(id -u)" -ne 0 ]; then
+  echo "certsmith tests need: $pkgs -- run: sudo apt-get update && sudo apt-get install -y $pkgs" >&2
+  exit 1
+fi
+echo "installing system packages for the test suite: $pkgs" >&2
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $pkgs ca-certificates >/dev/null
