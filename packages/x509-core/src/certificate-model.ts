@@ -51,6 +51,19 @@ export interface SignatureAlgorithmInfo {
   keyAlgorithm: KeyAlgorithm;
   /** True for RSASSA-PSS. */
   pss: boolean;
+  /**
+   * RSASSA-PSS parameters (RFC 4055 3.1) when `pss` is true and they could be read (defaults
+   * applied: SHA-1, MGF1-SHA-1, salt 20); `null`/absent otherwise. Needed to verify PSS signatures.
+   */
+  pssParameters?: PssParameters | null;
+}
+
+/** RSASSA-PSS-params (RFC 4055 3.1) with DEFAULTs filled in. */
+export interface PssParameters {
+  hash: HashAlgorithm;
+  /** Hash of MGF1 (only MGF1 is defined). */
+  mgf1Hash: HashAlgorithm;
+  saltLength: number;
 }
 
 /** Basic constraints extension (RFC 5280 4.2.1.9). */
@@ -60,7 +73,11 @@ export interface BasicConstraints {
   pathLenConstraint: number | null;
 }
 
-/** Subject alternative names, grouped by kind. IPs are in canonical text form. */
+/**
+ * Subject alternative names, grouped by kind, in certificate order. IPs are in Go's `net.IP.String`
+ * form (what CFSSL prints and compares): dotted quad for IPv4 and IPv4-mapped IPv6, RFC 5952 for
+ * other IPv6 (lower case, longest run of ≥2 zero groups as `::`, e.g. `::1`, `2001:db8::1`).
+ */
 export interface SubjectAltNames {
   dns: string[];
   email: string[];
@@ -113,4 +130,20 @@ export interface Certificate {
   crlDistributionPoints: string[];
   /** OIDs of critical extensions this parser does not understand (path validation must reject them). */
   unhandledCriticalExtensions: string[];
+  /** Policy OIDs of the certificate policies extension (RFC 5280 4.2.1.4), `null` when absent. */
+  certificatePolicies?: string[] | null;
+  /** Name constraints (RFC 5280 4.2.1.10), `null` when absent. */
+  nameConstraints?: NameConstraints | null;
+}
+
+/**
+ * Name constraints by kind. IP entries are `address/prefix` CIDR text (canonical address form as
+ * in {@link SubjectAltNames}); DNS/email/URI entries are the constraint strings as encoded.
+ */
+export interface NameConstraints {
+  critical: boolean;
+  permitted: SubjectAltNames;
+  excluded: SubjectAltNames;
+  /** True when a subtree uses a name form not listed above (directoryName, otherName…). */
+  hasUnsupportedForms: boolean;
 }

@@ -205,6 +205,44 @@ export class UnsupportedKeyAlgorithmError extends CertsmithError {
   }
 }
 
+/** CSR PEM could not be decoded (no PEM block): CFSSL 9002 `CSR Decode failed`. */
+export class CsrDecodeError extends CertsmithError {
+  constructor(message?: string, options?: { cause?: unknown }) {
+    super(ErrorCode.CsrDecodeFailed, message, options);
+  }
+}
+
+/** CSR DER is not a well-formed PKCS#10 request: CFSSL 9003 (message carries the parser's reason). */
+export class CsrParseError extends CertsmithError {
+  constructor(message?: string, options?: { cause?: unknown }) {
+    super(ErrorCode.CsrParseFailed, message, options);
+  }
+}
+
+/** CSR is not a CSR (wrong PEM label) or its self-signature does not verify: CFSSL 9300. */
+export class CsrBadRequestError extends CertsmithError {
+  constructor(message?: string, options?: { cause?: unknown }) {
+    super(ErrorCode.CsrBadRequest, message, options);
+  }
+}
+
+/**
+ * Malformed DER met by the DER reader (truncated TLV, indefinite length, length past the end,
+ * too deep, bad content). Deliberately *uncoded*: the same bytes mean 1003 for a certificate,
+ * 2003 for a key and 9003 for a CSR, so every public parse function catches it and rethrows the
+ * coded error of its situation. One that escapes is a bug and surfaces as code 0.
+ */
+export class DerDecodeError extends Error {
+  /** Offset into the buffer being read where the problem was found. */
+  readonly offset: number;
+
+  constructor(message: string, offset: number) {
+    super(`${message} at offset ${offset}`);
+    this.name = 'DerDecodeError';
+    this.offset = offset;
+  }
+}
+
 /** Serialise any thrown value; non-certsmith errors become code 0 with their name kept for logs. */
 export function toErrorPayload(error: unknown): ErrorPayload {
   if (isCodedError(error)) {

@@ -10,6 +10,10 @@ export {
   EncryptedPrivateKeyError,
   KeyMismatchError,
   UnsupportedKeyAlgorithmError,
+  CsrDecodeError,
+  CsrParseError,
+  CsrBadRequestError,
+  DerDecodeError,
   toErrorPayload,
   fromErrorPayload,
   isCodedError,
@@ -26,6 +30,8 @@ export type {
   SubjectAltNames,
   CertificateExtension,
   Certificate,
+  PssParameters,
+  NameConstraints,
 } from './certificate-model.js';
 export {
   Tag,
@@ -52,3 +58,79 @@ export {
   derDirectoryString,
   derTime,
 } from './der-writer.js';
+export {
+  MAX_DER_DEPTH,
+  DerReader,
+  readElement,
+  elementContent,
+  elementBytes,
+  decodeOid,
+  readOid,
+  readIntegerBytes,
+  readSmallInteger,
+  unsignedBitLength,
+  readBoolean,
+  readBitString,
+  readOctetString,
+  StringTag,
+  isStringTag,
+  readString,
+  decodeLatin1,
+  decodeUtf8,
+  isAscii,
+  readTime,
+} from './der-reader.js';
+export type { DerElement, BitString } from './der-reader.js';
+export { Oid } from './oids.js';
+export { decodePemBlock, decodePemBlocks, encodePem, certificateToPem } from './pem.js';
+export type { PemBlock, PemBlockMatch } from './pem.js';
+export { UNKNOWN_SIGNATURE, hashAlgorithmFromOid, readSignatureAlgorithm } from './algorithm-identifier.js';
+export {
+  namedCurve,
+  readPublicKeyInfo,
+  readRsaPublicKey,
+  rsaPublicKeyComponents,
+  ecPublicKeyCoordinates,
+  ecPointCoordinates,
+} from './public-key-info.js';
+export type { RsaPublicKeyComponents } from './public-key-info.js';
+export { readDistinguishedName, parseDistinguishedName } from './distinguished-name.js';
+export { GeneralNameTag, emptySubjectAltNames, formatIpAddress, readGeneralNames } from './general-name.js';
+export { readPkcs7Certificates, parsePkcs7Certificates } from './pkcs7.js';
+export { parseCertificate, parseCertificates, toHex } from './parse-certificate.js';
+export { readExtensions, emptyExtensionFacts } from './extensions.js';
+export type { ExtensionFacts } from './extensions.js';
+export {
+  parsePrivateKey,
+  parsePrivateKeyDer,
+  assertKeyMatchesCertificate,
+  encodePrivateKeyCfssl,
+} from './parse-private-key.js';
+export type { ParsedPrivateKey, PrivateKeyAlgorithm, PrivateKeyFormat } from './parse-private-key.js';
+export {
+  parseCertificateRequest,
+  parseCertificateRequestDer,
+  verifyCertificateRequestSignature,
+} from './parse-csr.js';
+export type {
+  CertificateRequest,
+  CsrAttribute,
+  RequestedExtensions,
+  ParseCertificateRequestOptions,
+} from './parse-csr.js';
+export {
+  formatDistinguishedName,
+  commonName,
+  keySize,
+  keyTypeString,
+  signatureString,
+  formatExpiry,
+  certificateHostnames,
+  subjectKeyIdHex,
+  computeSubjectKeyId,
+  spkiSha1Hex,
+  ocspSupport,
+  crlSupport,
+  ocspServers,
+} from './certificate-facts.js';
+export { publicKeyObject, verifySignature, isSignatureAlgorithmSupported } from './verify-signature.js';

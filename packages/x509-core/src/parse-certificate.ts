@@ -1,0 +1,231 @@
+/**
+ * X.509 certificate decoding (RFC 5280 4.1) into the {@link Certificate} model, in a single pass
+ * over the DER with no intermediate tree. Strictness mirrors Go's `x509.ParseCertificate` (what
+ * CFSSL accepts): inner and outer signature algorithms must be identical, duplicate extensions and
+ * malformed known extensions are errors, unknown critical extensions are reported, not refused.
+ */
+import type { Certificate, CertificateExtension } from './certificate-model.js';
+import { readSignatureAlgorithm } from './algorithm-identifier.js';
+import { DerReader, readBitString, readIntegerBytes, readSmallInteger, readTime } from './der-reader.js';
+import { readDistinguishedName } from './distinguished-name.js';
+import { CertificateDecodeError, CertificateParseError, DerDecodeError } from './errors.js';
+import { emptyExtensionFacts, readExtensions } from './extensions.js';
+import { decodePemBlock } from './pem.js';
+import { readPkcs7Certificates } from './pkcs7.js';
+import { readPublicKeyInfo } from './public-key-info.js';
+
+const HEX = '0123456789abcdef';
+
+/** Lower-case hex of a byte range. */
+export function toHex(bytes: Uint8Array, start = 0, end: number = bytes.length): string {
+  let out = '';
+  for (let i = start; i < end; i++) out += HEX[bytes[i]! >> 4]! + HEX[bytes[i]! & 15]!;
+  return out;
+}
+
+/** Give the certificate its own exactly-sized buffer so views stay small when structured-cloned. */
+function ownedBytes(der: Uint8Array): Uint8Array {
+  if (der.byteOffset === 0 && der.byteLength === der.buffer.byteLength) return der;
+  return new Uint8Array(der);
+}
+
+function decodeCertificate(der: Uint8Array): Certificate {
+  const top = new DerReader(der);
+  const certElement = top.expect(0x30, 'Certificate');
+  top.finish('Certificate');
+  const cert = top.enter(certElement);
+  const tbsElement = cert.expect(0x30, 'TBSCertificate');
+  const outerAlgorithm = cert.expect(0x30, 'signatureAlgorithm');
+  const signature = readBitString(der, cert.expect(0x03, 'signatureValue'));
+  cert.finish('Certificate');
+
+  const tbs = cert.enter(tbsElement);
+  let version = 1;
+  const versionElement = tbs.optional(0xa0);
+  if (versionElement) {
+    const inner = tbs.enter(versionElement);
+    const raw = readSmallInteger(der, inner.expect(0x02, 'version'));
+    inner.finish('version');
+    // RFC 5280 4.1.2.1: v1(0), v2(1), v3(2).
+    if (raw < 0 || raw > 2) throw new DerDecodeError(`invalid certificate version ${raw + 1}`, versionElement.start);
+    version = raw + 1;
+  }
+  const serialElement = tbs.expect(0x02, 'serialNumber');
+  const serial = readIntegerBytes(der, serialElement);
+  const innerAlgorithm = tbs.expect(0x30, 'signature');
+  // RFC 5280 4.1.1.2: the two AlgorithmIdentifiers MUST be identical; Go compares their bytes.
+  const innerLength = innerAlgorithm.end - innerAlgorithm.start;
+  if (innerLength !== outerAlgorithm.end - outerAlgorithm.start) {
+    throw new DerDecodeError("inner and outer signature algorithm identifiers don't match", innerAlgorithm.start);
+  }
+  for (let i = 0; i < innerLength; i++) {
+    if (der[innerAlgorithm.start + i] !== der[outerAlgorithm.start + i]) {
+      throw new DerDecodeError("inner and outer signature algorithm identifiers don't match", innerAlgorithm.start);
+    }
+  }
+  const issuer = readDistinguishedName(der, tbs.expect(0x30, 'issuer'), tbs);
+  const validity = tbs.sequence('validity');
+  const notBefore = readTime(der, validity.read());
+  const notAfter = readTime(der, validity.read());
+  validity.finish('validity');
+  const subject = readDistinguishedName(der, tbs.expect(0x30, 'subject'), tbs);
+  const publicKey = readPublicKeyInfo(der, tbs.expect(0x30, 'subjectPublicKeyInfo'), tbs);
+  tbs.optional(0x81); // issuerUniqueID
+  tbs.optional(0x82); // subjectUniqueID
+
+  const facts = emptyExtensionFacts();
+  let extensions: CertificateExtension[] = [];
+  const extensionsElement = tbs.optional(0xa3);
+  if (extensionsElement) {
+    const wrapper = tbs.enter(extensionsElement);
+    const list = wrapper.sequence('Extensions');
+    wrapper.finish('extensions');
+    extensions = readExtensions(der, list, facts);
+  }
+  tbs.finish('TBSCertificate');
+
+  return {
+    der,
+    tbs: der.subarray(tbsElement.start, tbsElement.end),
+    version,
+    serialNumberHex: toHex(serial),
+    signatureAlgorithm: readSignatureAlgorithm(der, outerAlgorithm, cert),
+    signature: signature.bytes,
+    issuer,
+    subject,
+    notBefore,
+    notAfter,
+    publicKey,
+    extensions,
+    ...facts,
+  };
+}
+
+/**
+ * Parse one DER-encoded X.509 certificate (no trailing bytes). The returned fields are views into
+ * an owned copy of `der` (copied only when `der` is a view into a larger buffer or a pooled Buffer),
+ * so the result is plain, structured-clone-friendly data.
+ *
+ * @throws CertificateParseError (1003, CFSSL's `Failed to parse certificate`) for any malformed input;
+ *   the DER reader's reason is the error's `cause`.
+ */
+export function parseCertificate(der: Uint8Array): Certificate {
+  try {
+    return decodeCertificate(ownedBytes(der));
+  } catch (error) {
+    if (error instanceof DerDecodeError) throw new CertificateParseError(undefined, { cause: error });
+    throw error;
+  }
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// Several certificates: PEM (any label), PKCS#7, DER, base64 DER — CFSSL's input rules.
+
+/** Certificates of one DER blob that is a certificate or else a PKCS#7 SignedData; DerDecodeError otherwise. */
+function decodeCertificateOrPkcs7(der: Uint8Array): Certificate[] {
+  try {
+    return [decodeCertificate(ownedBytes(der))];
+  } catch (certificateError) {
+    if (!(certificateError instanceof DerDecodeError)) throw certificateError;
+    let inner: Uint8Array[];
+    try {
+      inner = readPkcs7Certificates(der);
+    } catch (pkcs7Error) {
+      if (pkcs7Error instanceof DerDecodeError) throw certificateError;
+      throw pkcs7Error;
+    }
+    return inner.map((cert) => decodeCertificate(ownedBytes(cert)));
+  }
+}
+
+/** Concatenated DER certificates (Go's `x509.ParseCertificates`); DerDecodeError on any problem. */
+function decodeConcatenatedCertificates(der: Uint8Array): Certificate[] {
+  const certificates: Certificate[] = [];
+  const reader = new DerReader(der);
+  while (reader.hasMore()) {
+    const element = reader.expect(0x30, 'Certificate');
+    certificates.push(decodeCertificate(new Uint8Array(der.subarray(element.start, element.end))));
+  }
+  return certificates;
+}
+
+/** DER input: PKCS#7 first, then concatenated certificates (CFSSL's `ParseCertificatesDER` order); `null` if neither. */
+function tryDerCertificates(der: Uint8Array): Certificate[] | null {
+  if (der.length === 0 || der[0] !== 0x30) return null;
+  try {
+    return readPkcs7Certificates(der).map((cert) => decodeCertificate(ownedBytes(cert)));
+  } catch (error) {
+    if (!(error instanceof DerDecodeError)) throw error;
+  }
+  try {
+    const certificates = decodeConcatenatedCertificates(der);
+    return certificates.length > 0 ? certificates : null;
+  } catch (error) {
+    if (!(error instanceof DerDecodeError)) throw error;
+    return null;
+  }
+}
+
+const BASE64_TEXT = /^[A-Za-z0-9+/\s]+={0,2}\s*$/;
+
+/** Bytes of a string for the DER path: code units as Latin-1 when they all fit, else UTF-8. */
+function stringBytes(text: string): Uint8Array {
+  for (let i = 0; i < text.length; i++) {
+    if (text.charCodeAt(i) > 0xff) return new Uint8Array(Buffer.from(text, 'utf8'));
+  }
+  return new Uint8Array(Buffer.from(text, 'latin1'));
+}
+
+/** PEM path of {@link parseCertificates}; throws the coded error CFSSL's `ParseCertificatesPEM` returns. */
+function parsePemCertificates(text: string): Certificate[] {
+  const trimmed = text.trim();
+  const certificates: Certificate[] = [];
+  let position = 0;
+  while (position < trimmed.length) {
+    const match = decodePemBlock(trimmed, position);
+    if (match === null) break;
+    position = match.end;
+    try {
+      for (const certificate of decodeCertificateOrPkcs7(match.block.bytes)) certificates.push(certificate);
+    } catch (error) {
+      // A block that decodes but is neither X.509 nor PKCS#7 (e.g. a private key): 1003.
+      if (error instanceof DerDecodeError) throw new CertificateParseError(undefined, { cause: error });
+      throw error;
+    }
+  }
+  // Anything left after the last block (or a text without any block), or nothing at all: CFSSL's 1002.
+  if (position < trimmed.length || certificates.length === 0) throw new CertificateDecodeError();
+  return certificates;
+}
+
+/**
+ * Parse every certificate of a bundle/request input with CFSSL's rules (behaviour doc 2.2):
+ * surrounding whitespace is trimmed, text before (and between) PEM blocks is skipped, the PEM label
+ * is not checked, each block is an X.509 certificate or else a PKCS#7 SignedData (all of its
+ * certificates, with or without CRLs). Non-PEM text after the last block, no PEM block at all, or
+ * an empty input → 1002; a block that decodes but is not a certificate (a private key…) → 1003.
+ * When the PEM reading fails, the input is tried as DER (PKCS#7, then concatenated certificates)
+ * and as base64 of DER before the PEM error is thrown, as `BundleFromPEMorDER` does (PKCS#12 is not
+ * supported). Order is preserved (leaf first, as given).
+ *
+ * @throws CertificateDecodeError (1002) or CertificateParseError (1003)
+ */
+export function parseCertificates(input: string | Uint8Array): Certificate[] {
+  const text = typeof input === 'string' ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength).toString('latin1');
+  let pemError: unknown;
+  try {
+    return parsePemCertificates(text);
+  } catch (error) {
+    pemError = error;
+  }
+  const raw = typeof input === 'string' ? stringBytes(input) : input;
+  const fromDer = tryDerCertificates(raw);
+  if (fromDer !== null) return fromDer;
+  if (BASE64_TEXT.test(text)) {
+    const decoded = new Uint8Array(Buffer.from(text.replace(/\s+/g, ''), 'base64'));
+    const fromBase64 = tryDerCertificates(decoded);
+    if (fromBase64 !== null) return fromBase64;
+  }
+  throw pemError;
+}

@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { certificateToPem, decodePemBlock, decodePemBlocks, encodePem } from './pem.js';
+
+const body = (bytes: number[]): string => Buffer.from(bytes).toString('base64');
+
+describe('decodePemBlocks', () => {
+  it('returns type, headers and bytes of each block when text surrounds them', () => {
+    const text = [
+      'leading text',
+      '-----BEGIN RSA PRIVATE KEY-----',
+      'Proc-Type: 4,ENCRYPTED',
+      'DEK-Info: AES-256-CBC,0011',
+      '',
+      body([1, 2, 3]),
+      '-----END RSA PRIVATE KEY-----',
+      'between',
+      '-----BEGIN X-----',
+      body([4]),
+      '-----END X-----',
+    ].join('\n');
+    const blocks = decodePemBlocks(text);
+    expect(blocks).toHaveLength(2);
+    expect(blocks[0]).toMatchObject({ type: 'RSA PRIVATE KEY', headers: { 'Proc-Type': '4,ENCRYPTED', 'DEK-Info': 'AES-256-CBC,0011' } });
+    expect([...blocks[0]!.bytes]).toEqual([1, 2, 3]);
+    expect(blocks[1]).toMatchObject({ type: 'X', headers: {} });
+  });
+
+  it('skips a block whose END label differs or whose base64 is invalid, as Go does', () => {
+    const bad = `-----BEGIN A-----\n${body([1])}\n-----END B-----\n-----BEGIN C-----\n!!!!\n-----END C-----\n`;
+    expect(decodePemBlocks(bad)).toEqual([]);
+    const then = `${bad}-----BEGIN D-----\n${body([9])}\n-----END D-----\n`;
+    expect(decodePemBlocks(then).map((block) => block.type)).toEqual(['D']);
+  });
+
+  it('ignores CRLF, spaces and tabs inside the body but requires padding', () => {
+    const crlf = `-----BEGIN T-----\r\n${body([1, 2, 3, 4, 5]).slice(0, 4)} \t\r\n${body([1, 2, 3, 4, 5]).slice(4)}\r\n-----END T-----\r\n`;
+    expect([...decodePemBlocks(crlf)[0]!.bytes]).toEqual([1, 2, 3, 4, 5]);
+    expect(decodePemBlocks('-----BEGIN T-----\nAQI\n-----END T-----\n')).toEqual([]);
+  });
+
+  it('requires BEGIN at the start of a line', () => {
+    expect(decodePemBlocks(`x -----BEGIN T-----\n${body([1])}\n-----END T-----\n`)).toEqual([]);
+  });
+});
+
+describe('decodePemBlock', () => {
+  it('reports where the block starts and where the rest begins', () => {
+    const block = encodePem('T', Uint8Array.of(7));
+    const match = decodePemBlock(`ab\n${block}tail`)!;
+    expect(match.start).toBe(3);
+    expect(`ab\n${block}tail`.slice(match.end)).toBe('tail');
+    expect(decodePemBlock('no pem here')).toBeNull();
+  });
+});
+
+describe('encodePem', () => {
+  it('wraps base64 at 64 characters and ends with a newline', () => {
+    const pem = encodePem('CERTIFICATE', new Uint8Array(100).fill(0xab));
+    const lines = pem.split('\n');
+    expect(lines[0]).toBe('-----BEGIN CERTIFICATE-----');
+    expect(lines[1]).toHaveLength(64);
+    expect(lines.at(-2)).toBe('-----END CERTIFICATE-----');
+    expect(pem.endsWith('-----\n')).toBe(true);
+    expect([...decodePemBlocks(pem)[0]!.bytes]).toEqual([...new Uint8Array(100).fill(0xab)]);
+  });
+});
+
+describe('certificateToPem', () => {
+  it('uses the CERTIFICATE label', () => {
+    expect(certificateToPem(Uint8Array.of(0x30, 0)).startsWith('-----BEGIN CERTIFICATE-----\nMAA=\n')).toBe(true);
+  });
+});

@@ -1,0 +1,154 @@
+/**
+ * PEM (RFC 7468) decoding with the exact leniencies of Go's `encoding/pem.Decode`, which is what
+ * CFSSL feeds every certificate, key and CSR through (behaviour doc 2.2): text before a block is
+ * skipped, the END label must repeat the BEGIN label, `Key: value` header lines (RFC 1421, e.g.
+ * `Proc-Type: 4,ENCRYPTED`) are collected, spaces/tabs/CR/LF inside the base64 are ignored, padding
+ * is required, and a block that fails to decode is skipped in favour of the next one.
+ */
+
+/** One decoded PEM block. */
+export interface PemBlock {
+  /** The label after `-----BEGIN ` (not checked by certificate parsing, as in CFSSL). */
+  type: string;
+  /** RFC 1421 headers (`Proc-Type`, `DEK-Info`…), keys and values trimmed; empty when none. */
+  headers: Record<string, string>;
+  /** The decoded base64 body. */
+  bytes: Uint8Array;
+}
+
+/** A block plus where it starts and where the text after it begins. */
+export interface PemBlockMatch {
+  block: PemBlock;
+  /** Offset of `-----BEGIN` in the text. */
+  start: number;
+  /** Offset just past the END line (and its line break), i.e. Go's `rest`. */
+  end: number;
+}
+
+const BEGIN = '-----BEGIN ';
+const END = '\n-----END ';
+const DASHES = '-----';
+
+/** Go's `getLine`: the line up to `\n` without trailing spaces/tabs/CR, and the offset after it. */
+function getLine(text: string, from: number, to: number): [line: string, next: number] {
+  const newline = text.indexOf('\n', from);
+  const lineEnd = newline < 0 || newline >= to ? to : newline;
+  const next = newline < 0 || newline >= to ? to : newline + 1;
+  let trimmed = lineEnd;
+  while (trimmed > from) {
+    const c = text.charCodeAt(trimmed - 1);
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0d) break;
+    trimmed--;
+  }
+  return [text.slice(from, trimmed), next];
+}
+
+/**
+ * Standard base64 with padding (Go's StdEncoding: whole 4-character quanta, `=` only at the end),
+ * spaces, tabs, CR and LF allowed anywhere. One regular expression: irregexp compiles it to native
+ * code, several times faster than a character loop in JavaScript. Data and whitespace classes are
+ * disjoint, so matching is linear (no catastrophic backtracking).
+ */
+const PADDED_BASE64 = (() => {
+  const ws = '[ \\t\\r\\n]*';
+  const data = '[A-Za-z0-9+/]';
+  const quantum = `${data}${ws}${data}${ws}${data}${ws}${data}${ws}`;
+  const last = `${data}${ws}${data}${ws}(?:${data}${ws}=|=${ws}=)${ws}`;
+  return new RegExp(`^${ws}(?:${quantum})*(?:${last})?$`);
+})();
+
+/** Strict base64 body to bytes (`null` when invalid); Node's decoder skips the whitespace itself. */
+function decodeBase64Body(body: string): Uint8Array | null {
+  if (!PADDED_BASE64.test(body)) return null;
+  // Copy out of Buffer's shared 8 KiB pool: parsed certificates keep views into these bytes and
+  // must not pin (or structured-clone) the whole pool slab.
+  return new Uint8Array(Buffer.from(body, 'base64'));
+}
+
+/**
+ * Find and decode the first valid PEM block at or after `from` (a port of Go's `pem.Decode`).
+ * Returns `null` when none follows.
+ */
+export function decodePemBlock(text: string, from = 0): PemBlockMatch | null {
+  let cursor = from;
+  for (;;) {
+    let start: number;
+    if (text.startsWith(BEGIN, cursor)) {
+      start = cursor;
+    } else {
+      // Go requires `-----BEGIN ` at the very start or right after a newline.
+      const found = text.indexOf(`\n${BEGIN}`, cursor);
+      if (found < 0) return null;
+      start = found + 1;
+    }
+    let rest = start + BEGIN.length;
+    cursor = rest;
+    const [typeLine, afterType] = getLine(text, rest, text.length);
+    rest = afterType;
+    if (!typeLine.endsWith(DASHES)) continue;
+    const type = typeLine.slice(0, -DASHES.length);
+
+    const headers: Record<string, string> = {};
+    let headerCount = 0;
+    let truncated = false;
+    for (;;) {
+      if (rest >= text.length) {
+        truncated = true;
+        break;
+      }
+      const [line, next] = getLine(text, rest, text.length);
+      const colon = line.indexOf(':');
+      if (colon < 0) break;
+      headers[line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
+      headerCount++;
+      rest = next;
+    }
+    if (truncated) return null;
+
+    let endIndex: number;
+    let endTrailer: number;
+    if (headerCount === 0 && text.startsWith(END.slice(1), rest)) {
+      endIndex = rest;
+      endTrailer = rest + END.length - 1;
+    } else {
+      endIndex = text.indexOf(END, rest);
+      endTrailer = endIndex + END.length;
+    }
+    if (endIndex < 0) continue;
+    // The END line must carry the same label and nothing but whitespace after its dashes.
+    const expected = type + DASHES;
+    if (!text.startsWith(expected, endTrailer)) continue;
+    const afterLabel = endTrailer + expected.length;
+    const [restOfEndLine, afterEndLine] = getLine(text, afterLabel, text.length);
+    if (restOfEndLine.length !== 0) continue;
+    const bytes = decodeBase64Body(text.slice(rest, endIndex));
+    if (bytes === null) continue;
+    return { block: { type, headers, bytes }, start, end: afterEndLine };
+  }
+}
+
+/** Every valid PEM block in `text`, in order (junk between blocks is skipped, as Go does). */
+export function decodePemBlocks(text: string): PemBlock[] {
+  const blocks: PemBlock[] = [];
+  let from = 0;
+  for (let match = decodePemBlock(text, from); match !== null; match = decodePemBlock(text, from)) {
+    blocks.push(match.block);
+    from = match.end;
+  }
+  return blocks;
+}
+
+/**
+ * PEM-encode DER under `label`: 64-character base64 lines (RFC 7468 2), trailing `\n`, no headers.
+ */
+export function encodePem(label: string, der: Uint8Array): string {
+  const base64 = Buffer.from(der.buffer, der.byteOffset, der.byteLength).toString('base64');
+  let body = '';
+  for (let i = 0; i < base64.length; i += 64) body += `${base64.slice(i, i + 64)}\n`;
+  return `-----BEGIN ${label}-----\n${body}-----END ${label}-----\n`;
+}
+
+/** PEM `CERTIFICATE` block of a certificate's DER (with trailing `\n`; CFSSL's JSON fields trim it). */
+export function certificateToPem(der: Uint8Array): string {
+  return encodePem('CERTIFICATE', der);
+}
