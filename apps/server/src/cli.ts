@@ -1,1 +1,45 @@
-export {};
+#!/usr/bin/env node
+/**
+ * `certsmith` executable. `certsmith serve …` starts the server, prints
+ * `certsmith listening on <url>` on stdout (besides the JSON `listening` log line), and on SIGTERM or
+ * SIGINT stops accepting, lets in-flight requests finish, stops the workers and exits 0. A second
+ * signal exits at once with code 1.
+ */
+import { isCodedError } from '@certsmith/x509-core';
+import { createProgram, normalizeCfsslFlags } from './cli-program.js';
+import type { ServerOptionsInput } from './server-options.js';
+import { startServer } from './start-server.js';
+
+async function serve(input: ServerOptionsInput): Promise<void> {
+  let server;
+  try {
+    server = await startServer(input);
+  } catch (error) {
+    const code = isCodedError(error) ? ` (code ${error.code})` : '';
+    process.stderr.write(`certsmith: ${error instanceof Error ? error.message : String(error)}${code}\n`);
+    process.exit(1);
+  }
+  process.stdout.write(`certsmith listening on ${server.url}\n`);
+
+  const running = server;
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      running.logger.warn({ signal }, 'second signal, exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    running.logger.info({ signal }, 'signal received');
+    running.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        running.logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}
+
+await createProgram({ serve }).parseAsync(normalizeCfsslFlags(process.argv.slice(2)), { from: 'user' });

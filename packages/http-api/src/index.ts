@@ -1,1 +1,48 @@
-export {};
+export { createApp, operationName, API_PREFIXES } from './app.js';
+export type { AppOptions } from './app.js';
+export { defineOperation, collectTasks } from './operation.js';
+export type {
+  AnyOperation,
+  HttpMethod,
+  OperationContext,
+  OperationDefinition,
+  OperationRequest,
+} from './operation.js';
+export { createHealthOperation } from './health-operation.js';
+export type {
+  HealthCheckResult,
+  HealthContributor,
+  HealthOperationOptions,
+  HealthResult,
+} from './health-operation.js';
+export { successEnvelope, errorEnvelope, serializeEnvelope } from './envelope.js';
+export type { Envelope, ErrorEnvelope, ResponseMessage, SuccessEnvelope } from './envelope.js';
+export { mapErrorToResponse, INTERNAL_ERROR_MESSAGE } from './error-mapping.js';
+export type { ErrorResponse } from './error-mapping.js';
+export {
+  MethodNotAllowedError,
+  NotFoundError,
+  PayloadTooLargeError,
+  ServiceUnavailableError,
+  UnknownTaskError,
+} from './errors.js';
+export { DEFAULT_MAX_BODY_BYTES, readRequestBody, parseJsonObject, jsonTypeName } from './request-body.js';
+export { validateRequest, formatFieldPath, describeSchema } from './validation.js';
+export { defineTask, isTaskDefinition, resolveBuiltModule } from './task.js';
+export type { TaskDefinition, TaskInput, TaskOutput, TaskSpec } from './task.js';
+export { createInlineTaskRunner } from './task-runner.js';
+export type { InlineTaskRunnerOptions, RunTaskOptions, TaskRunner } from './task-runner.js';
+export { createWorkerPool, workerEntryUrl, withoutResolveConditions } from './worker-pool.js';
+export type { WorkerPool, WorkerPoolOptions } from './worker-pool.js';
+export type { TaskOutcome, TaskRequest, WorkerSetup } from './worker-protocol.js';
+export { createLogger, REDACT_PATHS } from './logger.js';
+export type { CreateLoggerOptions, Logger, LogLevel } from './logger.js';
+export { createHttpServer, listen, closeHttpServer } from './http-server.js';
+export type { CloseHttpServerOptions, ListeningAddress } from './http-server.js';
+export { certinfoOperation, certinfoRequestSchema } from './certinfo-operation.js';
+export { certinfoTask } from './certinfo-task.js';
+export type { CertinfoTaskInput } from './certinfo-task.js';
+export { toCertinfoResult, toCertinfoName, formatKeyId, serialToDecimal } from './certinfo-result.js';
+export type { CertinfoName, CertinfoResult } from './certinfo-result.js';
+export { createOpenApiDocument } from './openapi.js';
+export type { OpenApiOptions } from './openapi.js';

@@ -1,0 +1,150 @@
+/**
+ * The `certsmith` command line. `serve` takes CFSSL's flag names; CFSSL (Go's `flag` package) spells
+ * them with one dash (`-ca-key file`, `-port=0`), so both `-name` and `--name` are accepted for every
+ * long flag. Unknown flags and stray arguments are usage errors (exit code 1), as in CFSSL.
+ */
+import { Command, InvalidArgumentError, Option } from 'commander';
+import type { LogLevel } from '@certsmith/http-api';
+import type { ServerOptionsInput } from './server-options.js';
+
+/** What the program does for each command; injected so tests can parse without starting a server. */
+export interface CliHandlers {
+  serve(options: ServerOptionsInput): Promise<void>;
+}
+
+/** Package version, shown by `--version`. */
+export const VERSION = '0.1.0';
+
+const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+
+/** CFSSL's numeric `-loglevel` (0 debug, 1 info, 2 warning, 3 error, 4 critical, 5 fatal) in pino's names. */
+const CFSSL_LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'fatal', 'fatal'];
+
+/** Parse `--loglevel`: CFSSL's 0–5 or a pino level name. */
+export function parseLogLevel(value: string): LogLevel {
+  if (/^[0-5]$/.test(value)) return CFSSL_LOG_LEVELS[Number(value)]!;
+  const name = value.toLowerCase() as LogLevel;
+  if (LOG_LEVELS.includes(name)) return name;
+  throw new InvalidArgumentError(`expected 0-5 or one of ${LOG_LEVELS.join(', ')}`);
+}
+
+function integerParser(min: number, max: number): (value: string) => number {
+  return (value) => {
+    if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`expected an integer from ${min} to ${max}`);
+    const number = Number(value);
+    if (number < min || number > max) throw new InvalidArgumentError(`expected an integer from ${min} to ${max}`);
+    return number;
+  };
+}
+
+/** Long flag names of `serve`, without dashes. */
+export const SERVE_FLAGS: readonly string[] = [
+  'address',
+  'port',
+  'config',
+  'ca',
+  'ca-key',
+  'ca-bundle',
+  'int-bundle',
+  'metadata',
+  'workers',
+  'data-dir',
+  'loglevel',
+  'max-body',
+  'max-queue',
+  'help',
+  'version',
+];
+
+/**
+ * Rewrite CFSSL-style single-dash long flags (`-ca-key`, `-port=0`) to `--ca-key`, `--port=0`.
+ * Only known names are rewritten, so a mistyped `-bogus` stays an unknown option; nothing after `--`
+ * is touched, nor values that follow a flag.
+ */
+export function normalizeCfsslFlags(argv: readonly string[], known: readonly string[] = SERVE_FLAGS): string[] {
+  const out: string[] = [];
+  let passthrough = false;
+  for (const arg of argv) {
+    if (passthrough || arg === '--') {
+      passthrough = true;
+      out.push(arg);
+      continue;
+    }
+    const match = /^-([a-z][a-z0-9-]+)(=.*)?$/.exec(arg);
+    out.push(match !== null && known.includes(match[1]!) ? `-${arg}` : arg);
+  }
+  return out;
+}
+
+/** Build the `certsmith` program. */
+export function createProgram(handlers: CliHandlers): Command {
+  const program = new Command('certsmith')
+    .description('CFSSL-compatible certificate bundling and issuing server')
+    .version(VERSION, '--version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .showHelpAfterError('(run with --help for usage)')
+    .allowExcessArguments(false);
+
+  program
+    .command('serve')
+    .description('serve the CFSSL HTTP API (/api/v1/cfssl/<op>)')
+    .helpOption('-h, --help', 'show help')
+    .option('--address <address>', 'address to listen on (default: 127.0.0.1)')
+    .option('--port <port>', 'port to listen on, 0 for any free port (default: 8888)', integerParser(0, 65_535))
+    .option('--config <file>', 'CFSSL signing configuration file')
+    .option('--ca <file>', 'CA certificate (PEM)')
+    .option('--ca-key <file>', 'CA private key (PEM)')
+    .option('--ca-bundle <file>', 'trusted root certificates for bundling')
+    .option('--int-bundle <file>', 'intermediate certificates for bundling')
+    .option('--metadata <file>', 'root store (platform) metadata for bundling')
+    .option('--workers <n>', 'worker threads (default: number of CPUs)', integerParser(1, 1024))
+    .option('--data-dir <dir>', 'state directory (default: $XDG_DATA_HOME/certsmith or ~/.certsmith)')
+    .addOption(
+      new Option('--loglevel <level>', 'log level: CFSSL 0-5 (0 debug … 5 fatal) or trace|debug|info|warn|error|fatal|silent (default: info)').argParser(
+        parseLogLevel,
+      ),
+    )
+    .option('--max-body <bytes>', 'largest request body in bytes (default: 1048576)', integerParser(1, Number.MAX_SAFE_INTEGER))
+    .option('--max-queue <n>', 'tasks that may wait for a worker before 503 (default: workers * 64)', integerParser(0, Number.MAX_SAFE_INTEGER))
+    .allowExcessArguments(false)
+    .action(async (flags: ServeFlags) => {
+      await handlers.serve(toServerOptionsInput(flags));
+    });
+
+  return program;
+}
+
+/** Commander's camel-cased view of the serve flags. */
+interface ServeFlags {
+  address?: string;
+  port?: number;
+  config?: string;
+  ca?: string;
+  caKey?: string;
+  caBundle?: string;
+  intBundle?: string;
+  metadata?: string;
+  workers?: number;
+  dataDir?: string;
+  loglevel?: LogLevel;
+  maxBody?: number;
+  maxQueue?: number;
+}
+
+function toServerOptionsInput(flags: ServeFlags): ServerOptionsInput {
+  const input: ServerOptionsInput = {};
+  if (flags.address !== undefined) input.address = flags.address;
+  if (flags.port !== undefined) input.port = flags.port;
+  if (flags.config !== undefined) input.configFile = flags.config;
+  if (flags.ca !== undefined) input.caFile = flags.ca;
+  if (flags.caKey !== undefined) input.caKeyFile = flags.caKey;
+  if (flags.caBundle !== undefined) input.caBundleFile = flags.caBundle;
+  if (flags.intBundle !== undefined) input.intBundleFile = flags.intBundle;
+  if (flags.metadata !== undefined) input.metadataFile = flags.metadata;
+  if (flags.workers !== undefined) input.workers = flags.workers;
+  if (flags.dataDir !== undefined) input.dataDir = flags.dataDir;
+  if (flags.loglevel !== undefined) input.logLevel = flags.loglevel;
+  if (flags.maxBody !== undefined) input.maxBodyBytes = flags.maxBody;
+  if (flags.maxQueue !== undefined) input.maxQueue = flags.maxQueue;
+  return input;
+}

@@ -1,0 +1,64 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createLogger, defineOperation } from '@certsmith/http-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer } from './start-server.js';
+import type { RunningServer } from './start-server.js';
+
+describe('startServer', () => {
+  let dir: string;
+  let server: RunningServer | undefined;
+  const lines: Record<string, unknown>[] = [];
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'certsmith-start-'));
+  });
+  afterAll(async () => {
+    await server?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('listens on 127.0.0.1 with port 0, serves health and certinfo, and closes', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    server = await startServer({
+      port: 0,
+      workers: 1,
+      dataDir: join(dir, 'data'),
+      logger: createLogger({ level: 'debug', destination: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) } }),
+      operations: [defineOperation({ name: 'slow', method: 'POST', handle: () => released.then(() => ({ done: true })) })],
+    });
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(server.port).toBeGreaterThan(0);
+    expect(lines.find((line) => line['msg'] === 'listening')).toMatchObject({ url: server.url, operations: ['health', 'certinfo', 'slow'] });
+
+    const health = await fetch(`${server.url}/api/v1/cfssl/health`);
+    expect(await health.json()).toEqual({ success: true, result: { healthy: true }, errors: [], messages: [] });
+    const certinfo = await fetch(`${server.url}/api/v1/cfssl/certinfo`, { method: 'POST', body: '{"certificate":"junk"}' });
+    expect(await certinfo.json()).toMatchObject({ errors: [{ code: 1002 }] });
+
+    // A request in flight when close() starts still completes.
+    const inFlight = fetch(`${server.url}/api/v1/cfssl/slow`, { method: 'POST' });
+    const deadline = Date.now() + 10_000;
+    while (!lines.some((line) => line['msg'] === 'request started' && line['path'] === '/api/v1/cfssl/slow')) {
+      if (Date.now() > deadline) throw new Error('the slow request never reached the server');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const closed = server.close();
+    setTimeout(release, 100);
+    const response = await inFlight;
+    expect(response.headers.get('connection')).toBe('close');
+    expect(await response.json()).toMatchObject({ success: true, result: { done: true } });
+    await closed;
+    await expect(fetch(`${server.url}/api/v1/cfssl/health`)).rejects.toThrow();
+    server = undefined;
+  });
+
+  it('rejects with the coded option error before listening', async () => {
+    await expect(startServer({ port: 0, dataDir: join(dir, 'data'), caKeyFile: join(dir, 'nope.pem') })).rejects.toMatchObject({
+      code: 2001,
+      flag: '--ca-key',
+    });
+  });
+});

@@ -1,0 +1,66 @@
+/**
+ * The one place that turns a thrown value into an HTTP status and an envelope error item.
+ * Domain code throws coded errors and never learns about HTTP (Koa's "one error middleware at the top").
+ */
+import { isCodedError } from '@certsmith/x509-core';
+import { ServiceUnavailableError } from './errors.js';
+
+/** What the error middleware sends for a thrown value. */
+export interface ErrorResponse {
+  /** HTTP status. */
+  status: number;
+  /** `errors[0].code`. */
+  code: number;
+  /** `errors[0].message`; for unexpected errors a fixed generic text. */
+  message: string;
+  /** Extra response headers (e.g. `Retry-After`). */
+  headers: Record<string, string>;
+  /** True when the error was not expected (HTTP 500): the caller logs it with its stack. */
+  unexpected: boolean;
+}
+
+/** The body message of every HTTP 500: details go to the log only, never to the client. */
+export const INTERNAL_ERROR_MESSAGE = 'internal server error';
+
+/**
+ * Map a thrown value to a response.
+ *
+ * | thrown | status | code |
+ * |---|---|---|
+ * | coded error with code 400–599 (HTTP-level, CFSSL `errors/http.go`) | the code | the code |
+ * | any other coded error (CFSSL `errors.Error`, 1000–9300…) | 400 | its code |
+ * | exposed client error from Koa/http-errors (`status` 4xx, `expose`) | its status | its status |
+ * | anything else | 500 | 500 |
+ *
+ * Deliberate difference from CFSSL: CFSSL answers unexpected errors with `code: 0` and `err.Error()` as
+ * the message (which can leak internals); certsmith sends code 500 and {@link INTERNAL_ERROR_MESSAGE}.
+ */
+export function mapErrorToResponse(error: unknown): ErrorResponse {
+  const headers: Record<string, string> = {};
+  if (error instanceof ServiceUnavailableError) {
+    headers['Retry-After'] = String(Math.max(0, Math.ceil(error.retryAfterSeconds)));
+  }
+  if (isCodedError(error)) {
+    const status = isHttpStatus(error.code) ? error.code : 400;
+    return { status, code: error.code, message: error.message, headers, unexpected: false };
+  }
+  const httpError = asExposedClientError(error);
+  if (httpError !== null) {
+    return { status: httpError.status, code: httpError.status, message: httpError.message, headers, unexpected: false };
+  }
+  return { status: 500, code: 500, message: INTERNAL_ERROR_MESSAGE, headers, unexpected: true };
+}
+
+function isHttpStatus(code: number): boolean {
+  return Number.isInteger(code) && code >= 400 && code <= 599;
+}
+
+/** Koa's own `ctx.throw(4xx)` errors and `http-errors` carry `status` and `expose: true`. */
+function asExposedClientError(error: unknown): { status: number; message: string } | null {
+  if (!(error instanceof Error)) return null;
+  const { status, expose } = error as Error & { status?: unknown; expose?: unknown };
+  if (typeof status === 'number' && status >= 400 && status <= 499 && expose === true) {
+    return { status, message: error.message };
+  }
+  return null;
+}

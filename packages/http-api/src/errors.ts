@@ -1,0 +1,69 @@
+/**
+ * HTTP-level errors of the API layer. They carry CFSSL's convention for HTTP errors
+ * (`errors/http.go`): the numeric `code` equals the HTTP status, so the error middleware can map them
+ * without knowing their class. Domain packages never throw these; they throw their own coded
+ * {@link CertsmithError}s, which the middleware answers with HTTP 400 as CFSSL's `api.HandleError` does.
+ */
+import { CertsmithError, ErrorCode } from '@certsmith/x509-core';
+
+/** The request method is not the one the operation accepts (CFSSL `NewMethodNotAllowed`, 405). */
+export class MethodNotAllowedError extends CertsmithError {
+  /** The method the client sent, as sent. */
+  readonly method: string;
+
+  /** @param method the request method, quoted in the message exactly as CFSSL does: `Method is not allowed:"GET"`. */
+  constructor(method: string) {
+    super(ErrorCode.MethodNotAllowed, `Method is not allowed:${JSON.stringify(method)}`);
+    this.method = method;
+  }
+}
+
+/**
+ * No operation is registered at the requested path (404). CFSSL answers Go's plain-text
+ * `404 page not found`; we keep its text but send it in the JSON envelope like every other error.
+ */
+export class NotFoundError extends CertsmithError {
+  constructor(message = '404 page not found') {
+    super(ErrorCode.NotFound, message);
+  }
+}
+
+/** The request body is larger than the configured limit (413); CFSSL has no limit at all. */
+export class PayloadTooLargeError extends CertsmithError {
+  /** The limit that was exceeded, in bytes. */
+  readonly limitBytes: number;
+
+  constructor(limitBytes: number) {
+    super(ErrorCode.PayloadTooLarge, `request body exceeds the limit of ${limitBytes} bytes`);
+    this.limitBytes = limitBytes;
+  }
+}
+
+/**
+ * The server cannot take more work right now (503): the worker pool's queue is full. The middleware
+ * sends `Retry-After` with {@link retryAfterSeconds}.
+ */
+export class ServiceUnavailableError extends CertsmithError {
+  /** Seconds a client should wait before retrying. */
+  readonly retryAfterSeconds: number;
+
+  constructor(message: string, retryAfterSeconds: number) {
+    super(ErrorCode.ServiceUnavailable, message);
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/**
+ * A worker task was requested that the pool was not created with. This is a wiring mistake, not a
+ * client error, so it deliberately has no CFSSL code and surfaces as HTTP 500.
+ */
+export class UnknownTaskError extends Error {
+  /** The task name that was asked for. */
+  readonly taskName: string;
+
+  constructor(taskName: string, known: readonly string[]) {
+    super(`unknown worker task "${taskName}"; registered tasks: ${known.join(', ') || '(none)'}`);
+    this.name = 'UnknownTaskError';
+    this.taskName = taskName;
+  }
+}

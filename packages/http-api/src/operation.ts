@@ -1,0 +1,106 @@
+/**
+ * Operations: one CFSSL endpoint each (`bundle`, `newcert`, `certinfo`, `health`…). An operation is
+ * defined once, with its method, its zod body schema and its handler; the app is built from a list of
+ * operations, so packages add endpoints without touching the app. Dependencies (signers, trust stores,
+ * config) reach an operation through a factory closure:
+ *
+ * ```ts
+ * export function createBundleOperation(deps: BundleDeps) {
+ *   return defineOperation({
+ *     name: 'bundle', method: 'POST', body: bundleRequestSchema, tasks: [bundleTask],
+ *     handle: (request, context) => context.runTask(bundleTask, { ...request, trust: deps.trustPaths }),
+ *   });
+ * }
+ * ```
+ */
+import type * as z from 'zod';
+import type { Logger } from 'pino';
+import type { ResponseMessage } from './envelope.js';
+import type { RunTaskOptions } from './task-runner.js';
+import type { TaskDefinition } from './task.js';
+
+/**
+ * Methods an operation can be served with. CFSSL compares the method exactly (case-sensitive) with its
+ * allow list and answers everything else, HEAD and OPTIONS included, with 405.
+ */
+export type HttpMethod = 'GET' | 'POST';
+
+/** What a handler gets besides the validated request. */
+export interface OperationContext {
+  /** The request ID (echoed as `X-Request-Id`). */
+  readonly requestId: string;
+  /** Logger bound to this request (`reqId`, `operation`). Never log request bodies or secrets. */
+  readonly log: Logger;
+  /** Aborted when the client disconnects before the response is sent. */
+  readonly signal: AbortSignal;
+  /** Run a worker task (on the pool in servers). Must be one of the operation's `tasks`. */
+  runTask<TInput, TOutput>(task: TaskDefinition<TInput, TOutput>, input: TInput, options?: RunTaskOptions): Promise<TOutput>;
+  /**
+   * Add an item to the success envelope's `messages`, as CFSSL's `SendResponseWithMessage` does
+   * (e.g. newcert's 5300 "lacks a hosts field" warning).
+   */
+  addMessage(message: ResponseMessage): void;
+}
+
+/** The parsed request a handler receives: the schema's output, or `undefined` without a body schema. */
+export type OperationRequest<TBody> = TBody extends z.ZodType ? z.output<TBody> : undefined;
+
+/** An operation, as given to {@link defineOperation} and to `createApp`. */
+export interface OperationDefinition<TBody extends z.ZodType | undefined = z.ZodType | undefined, TResult = unknown> {
+  /** Path segment after `/api/v1/cfssl/` (and `/api/v1/svc/`), e.g. `bundle`, `init_ca`. */
+  readonly name: string;
+  /** The only method served; any other gets 405 `Method is not allowed:"<METHOD>"`. */
+  readonly method: HttpMethod;
+  /**
+   * zod schema of the JSON body. When present the body must be a JSON object (`null` counts as `{}`)
+   * that passes the schema, else 400 code 400 naming the field. Also the source of the OpenAPI
+   * request schema. Omit it for operations without a body (GET).
+   */
+  readonly body?: TBody;
+  /** Worker tasks the handler runs; the server registers them with its pool. */
+  readonly tasks?: readonly TaskDefinition[];
+  /** One-line description (OpenAPI `summary`). */
+  readonly summary?: string;
+  /**
+   * Produce the envelope's `result`. Throw coded errors (x509-core `CertsmithError` subclasses) for
+   * failures: the app answers them with 400 and their code; anything uncoded becomes a 500.
+   */
+  handle(request: OperationRequest<TBody>, context: OperationContext): TResult | Promise<TResult>;
+}
+
+/**
+ * Any operation, for lists of operations with different bodies and results. `any` (not `unknown`) so
+ * a definition whose handler takes a specific request type is still assignable.
+ */
+export type AnyOperation = OperationDefinition<any, unknown>;
+
+/**
+ * Define an operation. Checks the name and method at definition time so wiring mistakes fail at
+ * startup, not on the first request.
+ */
+export function defineOperation<TBody extends z.ZodType | undefined = undefined, TResult = unknown>(
+  definition: OperationDefinition<TBody, TResult>,
+): OperationDefinition<TBody, TResult> {
+  if (!/^[a-z][a-z0-9_]*$/.test(definition.name)) {
+    throw new TypeError(`operation name must match /^[a-z][a-z0-9_]*$/, got ${JSON.stringify(definition.name)}`);
+  }
+  if (definition.method !== 'GET' && definition.method !== 'POST') {
+    throw new TypeError(`operation ${definition.name}: method must be GET or POST, got ${JSON.stringify(definition.method)}`);
+  }
+  return Object.freeze({ ...definition });
+}
+
+/** Every task used by `operations`, deduplicated: what a server registers with its worker pool. */
+export function collectTasks(operations: readonly AnyOperation[]): TaskDefinition[] {
+  const tasks = new Map<string, TaskDefinition>();
+  for (const operation of operations) {
+    for (const task of operation.tasks ?? []) {
+      const existing = tasks.get(task.name);
+      if (existing !== undefined && existing !== task) {
+        throw new TypeError(`operation ${operation.name}: another task is already named "${task.name}"`);
+      }
+      tasks.set(task.name, task);
+    }
+  }
+  return [...tasks.values()];
+}

@@ -1,0 +1,169 @@
+/**
+ * A Piscina worker-thread pool that runs {@link TaskDefinition}s, with a bounded queue: when every
+ * worker is busy and `maxQueue` tasks already wait, `run` fails at once with
+ * {@link ServiceUnavailableError} (HTTP 503 + `Retry-After`) instead of letting latency grow without
+ * bound. CFSSL runs everything on goroutines and has no such limit.
+ */
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { fromErrorPayload } from '@certsmith/x509-core';
+import { Piscina } from 'piscina';
+import { ServiceUnavailableError, UnknownTaskError } from './errors.js';
+import { resolveBuiltModule } from './task.js';
+import type { TaskDefinition } from './task.js';
+import type { RunTaskOptions, TaskRunner } from './task-runner.js';
+import type { TaskOutcome, TaskRequest, WorkerSetup } from './worker-protocol.js';
+
+/** Options of {@link createWorkerPool}. */
+export interface WorkerPoolOptions {
+  /** Every task the pool may run. Names must be unique. */
+  tasks: readonly TaskDefinition[];
+  /** Worker threads; default: the number of CPUs (`os.availableParallelism()`). */
+  size?: number;
+  /** Tasks allowed to wait for a free worker; default `size * 64`. `0` means no waiting at all. */
+  maxQueue?: number;
+  /** Value of `Retry-After` (seconds) when the queue is full; default 1. */
+  retryAfterSeconds?: number;
+  /**
+   * Longest a task may wait and run before it is abandoned with a 503 (a running task's worker is
+   * terminated and replaced); default 120 000 ms. A safety net: CFSSL has no limit at all.
+   */
+  taskTimeoutMs?: number;
+  /** How long `close()` waits for running tasks before terminating workers; default 10 000 ms. */
+  closeTimeoutMs?: number;
+  /** Receives pool-level failures (a worker that cannot start); default: ignored. */
+  onError?: (error: unknown) => void;
+}
+
+/** A running pool. */
+export interface WorkerPool extends TaskRunner {
+  /** Number of worker threads. */
+  readonly size: number;
+  /** Maximum number of waiting tasks. */
+  readonly maxQueue: number;
+  /** Tasks accepted and not yet settled (running + waiting). */
+  readonly pending: number;
+  /** Names of the tasks this pool can run. */
+  readonly taskNames: readonly string[];
+}
+
+/**
+ * Location of the worker entry. Always the built `dist/worker.js`: under vitest this module is
+ * `src/worker-pool.ts`, and {@link resolveBuiltModule} maps the sibling `src/worker.ts` to it.
+ */
+export function workerEntryUrl(): string {
+  return resolveBuiltModule(new URL(import.meta.url.endsWith('.ts') ? './worker.ts' : './worker.js', import.meta.url).href);
+}
+
+/**
+ * Node flags for workers: the parent's, minus `--conditions`/`-C`. Workers run the built `dist/`
+ * files; a parent started with the `@certsmith/source` condition (vitest does this) would otherwise
+ * make workers resolve workspace packages to TypeScript sources, which Node 20 cannot load.
+ */
+export function withoutResolveConditions(execArgv: readonly string[]): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < execArgv.length; i += 1) {
+    const arg = execArgv[i]!;
+    if (arg === '--conditions' || arg === '-C') i += 1;
+    else if (!arg.startsWith('--conditions=') && !(arg.startsWith('-C') && arg.length > 2)) kept.push(arg);
+  }
+  return kept;
+}
+
+/**
+ * Start a pool of `size` workers for `tasks`. Fails fast when the built worker entry is missing
+ * (run `npm run build` first: workers cannot run TypeScript).
+ */
+export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
+  const size = options.size ?? availableParallelism();
+  if (!Number.isInteger(size) || size < 1) throw new RangeError(`worker pool size must be a positive integer, got ${size}`);
+  const maxQueue = options.maxQueue ?? size * 64;
+  if (!Number.isInteger(maxQueue) || maxQueue < 0) {
+    throw new RangeError(`worker pool maxQueue must be a non-negative integer, got ${maxQueue}`);
+  }
+  const retryAfterSeconds = options.retryAfterSeconds ?? 1;
+
+  const taskModules: Record<string, string> = {};
+  const registered = new Map<string, TaskDefinition>();
+  for (const task of options.tasks) {
+    const existing = registered.get(task.name);
+    if (existing !== undefined && existing !== task) throw new TypeError(`two different tasks are named "${task.name}"`);
+    registered.set(task.name, task);
+    taskModules[task.name] = resolveBuiltModule(task.module);
+  }
+
+  const entry = workerEntryUrl();
+  const filename = fileURLToPath(entry);
+  if (!existsSync(filename)) {
+    throw new Error(`worker entry ${filename} does not exist; build the workspace first (npm run build)`);
+  }
+  const workerData: WorkerSetup = { taskModules };
+  const piscina = new Piscina({
+    filename,
+    minThreads: size,
+    maxThreads: size,
+    // Admission is decided below, synchronously and exactly; Piscina's own queue limit also counts
+    // workers that are still starting, which would make the limit depend on timing.
+    maxQueue: Infinity,
+    closeTimeout: options.closeTimeoutMs ?? 10_000,
+    workerData,
+    execArgv: withoutResolveConditions(process.execArgv),
+  });
+  // When workers fail while bootstrapping (a broken build, a task module that cannot be resolved),
+  // Piscina rejects one task, stops respawning and leaves later tasks waiting forever. Until some task
+  // has completed, treat a pool error as that case and fail new tasks at once.
+  let startupFailure: unknown = null;
+  let workersProven = false;
+  piscina.on('error', (error: unknown) => {
+    if (!workersProven) startupFailure = error;
+    options.onError?.(error);
+  });
+  const taskTimeoutMs = options.taskTimeoutMs ?? 120_000;
+
+  let pending = 0;
+  let closing: Promise<void> | null = null;
+
+  return {
+    size,
+    maxQueue,
+    get pending() {
+      return pending;
+    },
+    taskNames: [...registered.keys()],
+    async run<TInput, TOutput>(task: TaskDefinition<TInput, TOutput>, input: TInput, runOptions?: RunTaskOptions) {
+      if (registered.get(task.name) === undefined) throw new UnknownTaskError(task.name, [...registered.keys()]);
+      if (closing !== null) throw new ServiceUnavailableError('server is shutting down', retryAfterSeconds);
+      if (startupFailure !== null) throw startupFailure;
+      if (pending >= size + maxQueue) {
+        throw new ServiceUnavailableError('server is busy: the worker queue is full, retry later', retryAfterSeconds);
+      }
+      pending += 1;
+      const timeout = AbortSignal.timeout(taskTimeoutMs);
+      const signal = runOptions?.signal ? AbortSignal.any([runOptions.signal, timeout]) : timeout;
+      try {
+        const request: TaskRequest = { task: task.name, input };
+        let outcome: TaskOutcome;
+        try {
+          outcome = (await piscina.run(request, { signal })) as TaskOutcome;
+        } catch (error) {
+          if (timeout.aborted) {
+            throw new ServiceUnavailableError(`task ${task.name} did not finish within ${taskTimeoutMs} ms`, retryAfterSeconds);
+          }
+          throw error;
+        }
+        workersProven = true;
+        if (outcome.ok) return outcome.result as TOutput;
+        const error = fromErrorPayload(outcome.error);
+        if (outcome.stack !== undefined) error.stack = outcome.stack;
+        throw error;
+      } finally {
+        pending -= 1;
+      }
+    },
+    close() {
+      closing ??= piscina.close();
+      return closing;
+    },
+  };
+}

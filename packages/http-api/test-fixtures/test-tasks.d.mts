@@ -1,0 +1,6 @@
+import type { TaskDefinition } from '@certsmith/http-api';
+
+export declare const echoTask: TaskDefinition<unknown, { input: unknown; threadId: number }>;
+export declare const codedFailureTask: TaskDefinition<unknown, never>;
+export declare const plainFailureTask: TaskDefinition<unknown, never>;
+export declare const gateTask: TaskDefinition<{ gate: SharedArrayBuffer; timeoutMs: number }, { opened: boolean }>;
