@@ -1,1 +1,109 @@
-export {};
+export {
+  DEFAULT_KEY_REQUEST,
+  defaultCertificateRequest,
+  decodeCertificateRequest,
+  decodeNewCertificateRequest,
+  decodeSignRequest,
+} from './certificate-request.js';
+export type {
+  KeyRequest,
+  CaConfig,
+  RequestExtension,
+  CertificateRequest,
+  NewCertificateRequest,
+  SignBody,
+  DecodeSignRequestOptions,
+} from './certificate-request.js';
+export { resolveKeySpec, generateKey, exportPrivateKeyPem } from './key-generation.js';
+export type { KeySpec, GeneratedKey } from './key-generation.js';
+export {
+  emptySubject,
+  subjectFromRequest,
+  subjectFromAttributes,
+  subjectAttributeList,
+  encodeSubject,
+  isEmptySubject,
+  parseOidString,
+} from './subject.js';
+export type { SubjectAttributes } from './subject.js';
+export {
+  classifyHost,
+  sansFromHosts,
+  parseIpAddress,
+  parseMailAddress,
+  parseRequestUri,
+  encodeSubjectAltNames,
+  emptySanList,
+  isEmptySanList,
+} from './hosts.js';
+export type { SanList, HostKind } from './hosts.js';
+export { algorithmIdentifier, preferredSignatureAlgorithm, chooseSignatureAlgorithm } from './signature-algorithms.js';
+export { createCsr, encodeCertificationRequestInfo } from './csr.js';
+export type { CsrTemplate, SignedCsr } from './csr.js';
+export { ExtensionOid, encodeExtension } from './extensions.js';
+export type { ExtensionSpec, CertificatePolicy } from './extensions.js';
+export {
+  KEY_USAGES,
+  EXT_KEY_USAGES,
+  resolveUsages,
+  resolveAuthKey,
+  defaultSigningPolicy,
+  parseSigningPolicy,
+  loadSigningPolicyFile,
+  selectProfile,
+  policyHasAuthenticatedProfiles,
+  policyHasUnauthenticatedProfiles,
+} from './signing-policy.js';
+export type {
+  SigningPolicy,
+  SigningProfile,
+  SigningPolicyOptions,
+  CsrWhitelist,
+  CaConstraint,
+  AuthKey,
+  EncodedProfileExtensions,
+} from './signing-policy.js';
+export { parseGoDuration, parseGoDurationNanoseconds, GoDurationError } from './go-duration.js';
+export { compileGoRegexp } from './go-regexp.js';
+export { getIssuerContext, clearIssuerContext } from './issuer-context.js';
+export type { IssuerContext } from './issuer-context.js';
+export { issueCertificate, sanListFromParsed } from './certificate-template.js';
+export type { CsrFacts, SignOverrides, IssuedCertificate } from './certificate-template.js';
+export { computeSums } from './sums.js';
+export type { Sums } from './sums.js';
+export {
+  computeAuthToken,
+  createAuthenticatedRequest,
+  verifyAuthenticatedRequest,
+  decodeAuthenticatedRequestBody,
+} from './auth-token.js';
+export type { AuthenticatedRequest } from './auth-token.js';
+export {
+  NO_HOSTS_MESSAGE,
+  NO_BUNDLER_MESSAGE,
+  generateKeyAndCsr,
+  issueNewCertificate,
+  signCertificateRequest,
+  assertUnauthenticatedSigningAllowed,
+  authenticateSignRequest,
+  signerInfo,
+} from './use-cases.js';
+export type {
+  ResultMessage,
+  KeyAndCsrResult,
+  NewCertificateResult,
+  SignResult,
+  IssueNewCertificateInput,
+  KeyGenerationOptions,
+} from './use-cases.js';
+export {
+  KeyGenerationError,
+  CsrRequestError,
+  InvalidPolicyError,
+  UnknownProfileError,
+  NoKeyUsagesError,
+  PolicyViolationError,
+  NameWhitelistError,
+  MissingSerialError,
+  InvalidCertificateRequestError,
+} from './errors.js';

@@ -1,0 +1,211 @@
+/**
+ * Decoding already-parsed JSON the way Go's `encoding/json` decodes into a struct, because CFSSL's
+ * request and config semantics come from it (behaviour doc 1.4, 3.1):
+ * - keys match struct fields exactly first, then case-insensitively (`"cn"`, `"HOSTS"`); unknown
+ *   keys are ignored; when two keys map to one field the later one wins;
+ * - decoding merges into the existing value field by field, so defaults survive unless mentioned
+ *   (`{"key":{"algo":"rsa"}}` keeps size 256);
+ * - `null` clears pointers, slices and maps and leaves plain strings/ints/bools untouched;
+ * - a value of the wrong JSON type fails with Go's exact text, e.g. `json: cannot unmarshal
+ *   string into Go struct field CertificateRequest.request.hosts of type []string`.
+ */
+import { BadRequestError } from '@certsmith/x509-core';
+
+/** A Go type the decoder understands. `goName` is the type as Go prints it in errors. */
+export type GoType =
+  | { kind: 'string' }
+  | { kind: 'int' }
+  | { kind: 'bool' }
+  | { kind: 'bytes' }
+  | { kind: 'any' }
+  | { kind: 'slice'; goName: string; elem: GoType }
+  | { kind: 'map'; goName: string; elem: GoType }
+  | { kind: 'struct'; goName: string; structName: string; fields: readonly GoField[]; pointer?: boolean }
+  | { kind: 'custom'; goName: string; decode(value: unknown, context: DecodeContext): unknown };
+
+/** One struct field: its JSON name (as in the Go tag) and the property it lands in. */
+export interface GoField {
+  json: string;
+  prop: string;
+  type: GoType;
+}
+
+/** Where the decoder is, for error messages. */
+export interface DecodeContext {
+  /** Innermost struct type name (`CertificateRequest`). */
+  structName: string;
+  /** JSON field names from the root (`request.hosts`). */
+  path: string[];
+}
+
+/** Go `string`. */
+export const goString: GoType = { kind: 'string' };
+/** Go `int` (a JSON number that is a safe integer). */
+export const goInt: GoType = { kind: 'int' };
+/** Go `bool`. */
+export const goBool: GoType = { kind: 'bool' };
+/** Go `[]byte` (standard base64 text in JSON). */
+export const goBytes: GoType = { kind: 'bytes' };
+/** Go `interface{}`: any JSON value, kept as it is. */
+export const goAny: GoType = { kind: 'any' };
+/** Go `[]string`. */
+export const goStringSlice: GoType = { kind: 'slice', goName: '[]string', elem: goString };
+/** Go `map[string]string`. */
+export const goStringMap: GoType = { kind: 'map', goName: 'map[string]string', elem: goString };
+
+/** The JSON kind name Go uses in `cannot unmarshal <kind>`. */
+export function jsonKind(value: unknown): string {
+  if (Array.isArray(value)) return 'array';
+  if (value === null) return 'null';
+  switch (typeof value) {
+    case 'string':
+      return 'string';
+    case 'number':
+    case 'bigint':
+      return 'number';
+    case 'boolean':
+      return 'bool';
+    default:
+      return 'object';
+  }
+}
+
+function goTypeName(type: GoType): string {
+  switch (type.kind) {
+    case 'string':
+      return 'string';
+    case 'int':
+      return 'int';
+    case 'bool':
+      return 'bool';
+    case 'bytes':
+      return '[]uint8';
+    case 'any':
+      return 'interface {}';
+    default:
+      return type.goName;
+  }
+}
+
+/** Go's `UnmarshalTypeError` text as a 400 error. */
+export function unmarshalTypeError(valueKind: string, type: GoType, context: DecodeContext): BadRequestError {
+  const typeName = goTypeName(type);
+  if (context.path.length === 0) {
+    return new BadRequestError(`json: cannot unmarshal ${valueKind} into Go value of type ${typeName}`);
+  }
+  return new BadRequestError(
+    `json: cannot unmarshal ${valueKind} into Go struct field ${context.structName}.${context.path.join('.')} of type ${typeName}`,
+  );
+}
+
+/** Find the field for a JSON key: exact match first, then case-insensitive (Go's fold match). */
+function findField(fields: readonly GoField[], key: string): GoField | undefined {
+  const exact = fields.find((field) => field.json === key);
+  if (exact) return exact;
+  const folded = key.toLowerCase();
+  return fields.find((field) => field.json.toLowerCase() === folded);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array);
+}
+
+/**
+ * Decode `value` as Go would into a variable of `type` currently holding `existing`; returns the
+ * new value. Throws a 400 {@link BadRequestError} with Go's text on type mismatch.
+ */
+export function decodeGo(value: unknown, type: GoType, existing: unknown, context: DecodeContext): unknown {
+  if (value === undefined) return existing;
+  if (value === null) {
+    // Go: null sets pointers, slices, maps and interfaces to nil and leaves other kinds alone.
+    if (type.kind === 'slice' || type.kind === 'map' || type.kind === 'bytes' || type.kind === 'any') return null;
+    if (type.kind === 'struct' && type.pointer) return null;
+    return existing;
+  }
+  switch (type.kind) {
+    case 'string':
+      if (typeof value !== 'string') throw unmarshalTypeError(jsonKind(value), type, context);
+      return value;
+    case 'bool':
+      if (typeof value !== 'boolean') throw unmarshalTypeError(jsonKind(value), type, context);
+      return value;
+    case 'int':
+      if (typeof value !== 'number') throw unmarshalTypeError(jsonKind(value), type, context);
+      // Go reports a non-integral or overflowing number as `number <literal>`.
+      if (!Number.isSafeInteger(value)) throw unmarshalTypeError(`number ${value}`, type, context);
+      return value;
+    case 'bytes': {
+      if (value instanceof Uint8Array) return value;
+      if (typeof value !== 'string') throw unmarshalTypeError(jsonKind(value), type, context);
+      return decodeGoBase64(value);
+    }
+    case 'any':
+      return value;
+    case 'slice': {
+      if (!Array.isArray(value)) throw unmarshalTypeError(jsonKind(value), type, context);
+      return value.map((item) => decodeGo(item, type.elem, zeroValue(type.elem), context));
+    }
+    case 'map': {
+      if (!isPlainObject(value)) throw unmarshalTypeError(jsonKind(value), type, context);
+      // Go reuses a non-nil map and keeps its entries.
+      const out: Record<string, unknown> = isPlainObject(existing) ? { ...existing } : {};
+      for (const [key, item] of Object.entries(value)) {
+        out[key] = decodeGo(item, type.elem, out[key] ?? zeroValue(type.elem), context);
+      }
+      return out;
+    }
+    case 'struct': {
+      if (!isPlainObject(value)) throw unmarshalTypeError(jsonKind(value), type, context);
+      const out: Record<string, unknown> = isPlainObject(existing) ? { ...existing } : zeroStruct(type);
+      for (const [key, item] of Object.entries(value)) {
+        const field = findField(type.fields, key);
+        if (!field) continue;
+        out[field.prop] = decodeGo(item, field.type, out[field.prop], {
+          structName: type.structName,
+          path: [...context.path, field.json],
+        });
+      }
+      return out;
+    }
+    case 'custom':
+      return type.decode(value, context);
+  }
+}
+
+/** Go's zero value for a type, in the decoder's representation. */
+export function zeroValue(type: GoType): unknown {
+  switch (type.kind) {
+    case 'string':
+      return '';
+    case 'int':
+      return 0;
+    case 'bool':
+      return false;
+    case 'struct':
+      return type.pointer ? null : zeroStruct(type);
+    default:
+      return null;
+  }
+}
+
+function zeroStruct(type: Extract<GoType, { kind: 'struct' }>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const field of type.fields) out[field.prop] = zeroValue(field.type);
+  return out;
+}
+
+/**
+ * Go's `[]byte` JSON decoding: standard base64 with padding (newlines tolerated). Throws Go's
+ * `illegal base64 data at input byte N` as a 400.
+ */
+export function decodeGoBase64(text: string): Uint8Array {
+  const compact = text.replace(/[\r\n]/g, '');
+  const invalid = compact.search(/[^A-Za-z0-9+/=]/);
+  const padding = compact.indexOf('=');
+  if (invalid >= 0) throw new BadRequestError(`illegal base64 data at input byte ${invalid}`);
+  if (compact.length % 4 !== 0 || (padding >= 0 && !/^=+$/.test(compact.slice(padding)))) {
+    throw new BadRequestError(`illegal base64 data at input byte ${padding >= 0 ? padding : compact.length}`);
+  }
+  const buffer = Buffer.from(compact, 'base64');
+  return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+}

@@ -1,0 +1,74 @@
+import { createPrivateKey } from 'node:crypto';
+
+import { describe, expect, it } from 'vitest';
+
+import { openssl } from './test-support/openssl.js';
+import { generateKey, resolveKeySpec } from './key-generation.js';
+
+describe('resolveKeySpec', () => {
+  it.each([
+    [{ algo: 'rsa', size: 1024 }, 'RSA key is too weak'],
+    [{ algo: 'rsa' }, 'RSA key is too weak'],
+    [{ algo: 'rsa', size: 9000 }, 'RSA key size too large'],
+    [{ algo: 'rsa', size: 9216 }, 'RSA key size too large'],
+    [{ algo: 'ecdsa', size: 224 }, 'invalid curve'],
+    [{ algo: 'ecdsa', size: 1024 }, 'invalid curve'],
+    [{ algo: 'dsa', size: 2048 }, 'invalid algorithm'],
+    [{ algo: 'RSA', size: 2048 }, 'invalid algorithm'],
+    [{ algo: '', size: 256 }, 'invalid algorithm'],
+    [{ algo: 'yolocrypto', size: 1024 }, 'invalid algorithm'],
+  ])('throws 2400 with CFSSL\'s text when given %j', (request, message) => {
+    expect(() => resolveKeySpec(request)).toThrow(expect.objectContaining({ code: 2400, message }) as Error);
+  });
+
+  it('defaults to ECDSA P-256 when the request is null or sizes only', () => {
+    expect(resolveKeySpec(null)).toEqual({ algorithm: 'ECDSA', curve: 'P-256', bits: 256 });
+    expect(resolveKeySpec({ size: 384 })).toEqual({ algorithm: 'ECDSA', curve: 'P-384', bits: 384 });
+  });
+
+  it('accepts any RSA size in range when given an odd size', () => {
+    expect(resolveKeySpec({ algo: 'rsa', size: 3000 })).toEqual({ algorithm: 'RSA', bits: 3000 });
+  });
+
+  it('ignores the size when the algorithm is ed25519', () => {
+    expect(resolveKeySpec({ algo: 'ed25519', size: 1 })).toEqual({ algorithm: 'Ed25519' });
+  });
+});
+
+describe('generateKey', () => {
+  it('writes an EC PRIVATE KEY that openssl reads when the curve is P-521', async () => {
+    const key = await generateKey(resolveKeySpec({ algo: 'ecdsa', size: 521 }));
+    expect(key.privateKeyPem).toMatch(/^-----BEGIN EC PRIVATE KEY-----\n/);
+    expect(key.privateKeyPem.endsWith('-----END EC PRIVATE KEY-----\n')).toBe(true);
+    expect(openssl(['ec', '-noout', '-text'], key.privateKeyPem)).toContain('NIST CURVE: P-521');
+  });
+
+  it('writes an RSA PRIVATE KEY (PKCS#1) when the algorithm is rsa', async () => {
+    const key = await generateKey(resolveKeySpec({ algo: 'rsa', size: 2048 }));
+    expect(key.privateKeyPem).toMatch(/^-----BEGIN RSA PRIVATE KEY-----\n/);
+    expect(createPrivateKey(key.privateKeyPem).asymmetricKeyDetails).toMatchObject({ modulusLength: 2048, publicExponent: 65537n });
+  });
+
+  it('writes PKCS#8 under the Ed25519 PRIVATE KEY label when the algorithm is ed25519', async () => {
+    const key = await generateKey(resolveKeySpec({ algo: 'ed25519' }));
+    expect(key.privateKeyPem).toMatch(/^-----BEGIN Ed25519 PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIE/);
+    const der = Buffer.from(key.privateKeyPem.split('\n').slice(1, -2).join(''), 'base64');
+    expect(createPrivateKey({ key: der, format: 'der', type: 'pkcs8' }).asymmetricKeyType).toBe('ed25519');
+  });
+});
+
+describe('privateKeyPemFromJwk', () => {
+  it.each([
+    [{ algo: 'ecdsa', size: 256 }, 'sec1'],
+    [{ algo: 'ecdsa', size: 384 }, 'sec1'],
+    [{ algo: 'ecdsa', size: 521 }, 'sec1'],
+    [{ algo: 'rsa', size: 2048 }, 'pkcs1'],
+    [{ algo: 'ed25519' }, 'pkcs8'],
+  ] as const)('is byte-identical to OpenSSL\'s own export when the key request is %j', async (request, type) => {
+    const spec = resolveKeySpec(request);
+    const key = await generateKey(spec);
+    const der = (pem: string): string => pem.split('\n').filter((line) => line && !line.startsWith('-----')).join('');
+    expect(der(key.privateKeyPem)).toBe(key.privateKey.export({ type, format: 'der' }).toString('base64'));
+    expect(Buffer.from(key.spki).toString('base64')).toBe(key.publicKey.export({ type: 'spki', format: 'der' }).toString('base64'));
+  });
+});
