@@ -1,1 +1,32 @@
-export {};
+/**
+ * `@certsmith/chain-builder`: certificate pools, path building and verification (Go `x509.Verify`
+ * semantics with CFSSL's error codes), bounded AIA chasing and remote certificate fetching.
+ * Depends on x509-core only; knows nothing of ubiquity or HTTP.
+ */
+export { CertificatePool, bytesKey, certificateFingerprint } from './certificate-pool.js';
+export type { CertificatePoolOptions, TrustPools } from './certificate-pool.js';
+export { BundleFileError, loadCertificatePool, parseBundlePem } from './load-pool.js';
+export type { PoolKind } from './load-pool.js';
+export {
+  PARENT_CANNOT_SIGN,
+  certificatePublicKey,
+  checkSignatureFrom,
+  isSelfSigned,
+  isSignatureChain,
+  parentSigningConstraint,
+  verifyCertificateSignature,
+} from './signature-check.js';
+export { verifyChains } from './build-chains.js';
+export { checkNameConstraints } from './name-constraints.js';
+export type { ChainVerificationResult, VerifyChainsOptions } from './build-chains.js';
+export { GoX509, ChainVerificationError, rfc3339 } from './go-errors.js';
+export type { ChainProblem } from './go-errors.js';
+export { AiaFetchError, createAiaFetcher, isLoopbackHost } from './aia-fetcher.js';
+export type { AiaFetcher, AiaFetcherOptions, FetchGuard } from './aia-fetcher.js';
+export { discoverIntermediates } from './discover-intermediates.js';
+export type { DiscoverIntermediatesOptions, DiscoverIntermediatesResult } from './discover-intermediates.js';
+export { resolveChains } from './resolve-chains.js';
+export type { ResolveChainsResult } from './resolve-chains.js';
+export { matchHostnames, parseIpAddress, verifyHostname } from './verify-hostname.js';
+export { DialError, fetchPeerCertificates, splitHostPort } from './peer-certificates.js';
+export type { FetchPeerCertificatesOptions, PeerCertificatesResult } from './peer-certificates.js';

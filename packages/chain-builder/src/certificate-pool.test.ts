@@ -1,0 +1,102 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseCertificate } from '@certsmith/x509-core';
+import { TestPki, chainPem } from '@certsmith/test-pki';
+import { CertificatePool } from './certificate-pool.js';
+import { loadCertificatePool } from './load-pool.js';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/** cfssl_trust data, used in place: the `shared/` folder beside the repository (CI), or /work/shared. */
+const TRUST = [process.env.CERTSMITH_TRUST_DIR, fileURLToPath(new URL('../../../../shared/trust', import.meta.url)), '/work/shared/trust'].find(
+  (dir): dir is string => typeof dir === 'string' && existsSync(dir),
+) as string;
+
+const pki = new TestPki({ now: new Date('2026-11-22T00:00:00Z') });
+const dir = mkdtempSync(join(tmpdir(), 'pool-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const rootA = pki.root('Pool Root A', { key: 'ecdsa-p256' });
+const rootB = pki.root('Pool Root B', { key: 'ecdsa-p256' });
+const inter = pki.intermediate('Pool Inter', rootA);
+const cross = pki.crossSign(inter, rootB);
+const leaf = pki.leaf('pool.example.com', inter);
+
+describe('CertificatePool', () => {
+  it('deduplicates identical certificates when added twice', () => {
+    const pool = new CertificatePool([parseCertificate(inter.der), parseCertificate(inter.der)]);
+    expect(pool.size).toBe(1);
+    expect(pool.add(parseCertificate(inter.der))).toBe(false);
+  });
+
+  it('finds issuer candidates by subject name and subject key identifier', () => {
+    const pool = new CertificatePool([inter, cross, rootA].map((c) => parseCertificate(c.der)));
+    const candidates = pool.findIssuerCandidates(parseCertificate(leaf.der));
+    expect(candidates).toHaveLength(2);
+    expect(pool.bySubjectKeyId(parseCertificate(inter.der).subjectKeyId!)).toHaveLength(2);
+    expect(pool.bySubject(parseCertificate(rootA.der).subject.der)).toHaveLength(1);
+  });
+
+  it('orders key-identifier matches before mismatches', () => {
+    const otherKey = pki.intermediate('Pool Inter', rootA, { key: 'ecdsa-p384', keyLabel: 'other' });
+    const pool = new CertificatePool([otherKey, inter].map((c) => parseCertificate(c.der)));
+    const [first] = pool.findIssuerCandidates(parseCertificate(leaf.der));
+    expect(first?.serialNumberHex).toBe(parseCertificate(inter.der).serialNumberHex);
+  });
+
+  it('caches signature results per (issuer, child) pair', () => {
+    const pool = new CertificatePool([parseCertificate(inter.der)], { signatureCacheSize: 1 });
+    const child = parseCertificate(leaf.der);
+    const issuer = pool.certificates()[0]!;
+    expect(pool.checkSignature(child, issuer)).toBeNull();
+    expect(pool.checkSignature(child, issuer)).toBeNull();
+    expect(pool.checkSignature(parseCertificate(rootB.der), issuer)).not.toBeNull();
+  });
+
+  it('knows certificates by their signature bytes', () => {
+    const pool = new CertificatePool([parseCertificate(inter.der)]);
+    expect(pool.hasSignature(parseCertificate(inter.der).signature)).toBe(true);
+    expect(pool.hasSignature(parseCertificate(cross.der).signature)).toBe(false);
+  });
+});
+
+describe('loadCertificatePool', () => {
+  it('loads and deduplicates a PEM bundle file', async () => {
+    const file = join(dir, 'bundle.pem');
+    writeFileSync(file, chainPem(rootA, rootB, rootA));
+    expect((await loadCertificatePool(file, 'roots')).size).toBe(2);
+  });
+
+  it('returns an empty pool when the file is empty', async () => {
+    const file = join(dir, 'empty.pem');
+    writeFileSync(file, '\n');
+    expect((await loadCertificatePool(file, 'intermediates')).size).toBe(0);
+  });
+
+  it('fails with 4001 / 3001 when the file cannot be read', async () => {
+    await expect(loadCertificatePool(join(dir, 'missing.pem'), 'roots')).rejects.toMatchObject({
+      code: 4001,
+      message: `open ${join(dir, 'missing.pem')}: no such file or directory`,
+    });
+    await expect(loadCertificatePool(join(dir, 'missing.pem'), 'intermediates')).rejects.toMatchObject({ code: 3001 });
+  });
+
+  it('fails with 4003 / 3003 when the bundle does not parse', async () => {
+    const file = join(dir, 'bad.pem');
+    writeFileSync(file, `${rootA.pem}trailing junk\n`);
+    await expect(loadCertificatePool(file, 'roots')).rejects.toMatchObject({ code: 4003 });
+    await expect(loadCertificatePool(file, 'intermediates')).rejects.toMatchObject({
+      code: 3003,
+      message: 'Failed to parse intermediate certificate',
+    });
+  });
+
+  it('loads the real cfssl_trust bundles', async () => {
+    const roots = await loadCertificatePool(`${TRUST}/ca-bundle.crt`, 'roots');
+    const intermediates = await loadCertificatePool(`${TRUST}/int-bundle.crt`, 'intermediates');
+    expect(roots.size).toBeGreaterThan(300);
+    expect(intermediates.size).toBeGreaterThan(1200);
+  });
+});

@@ -1,0 +1,55 @@
+/**
+ * Loading `--ca-bundle` / `--int-bundle` PEM files into pools with CFSSL's codes (behaviour doc 2.4):
+ * unreadable → 4001 / 3001 with Go's file error text, unparsable → 4003 / 3003.
+ */
+import { readFile } from 'node:fs/promises';
+import { CertsmithError, ErrorCode, parseCertificates, type Certificate } from '@certsmith/x509-core';
+import { CertificatePool, type CertificatePoolOptions } from './certificate-pool.js';
+
+/** Which bundle a file is: decides the error category (4xxx roots, 3xxx intermediates). */
+export type PoolKind = 'roots' | 'intermediates';
+
+/** A CA/intermediate bundle file could not be read (4001/3001) or parsed (4003/3003). */
+export class BundleFileError extends CertsmithError {}
+
+function goReadError(file: string, error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOENT') return `open ${file}: no such file or directory`;
+  if (code === 'EACCES') return `open ${file}: permission denied`;
+  if (code === 'EISDIR') return `read ${file}: is a directory`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Parse a PEM bundle into certificates. Whitespace-only text is an empty pool (CFSSL accepts an
+ * empty-but-present file); anything unparsable fails the whole bundle.
+ * @throws {BundleFileError} 4003 / 3003
+ */
+export function parseBundlePem(text: string, kind: PoolKind): Certificate[] {
+  if (text.trim() === '') return [];
+  try {
+    return parseCertificates(text);
+  } catch (error) {
+    const code = kind === 'roots' ? ErrorCode.RootParseFailed : ErrorCode.IntermediatesParseFailed;
+    throw new BundleFileError(code, undefined, { cause: error });
+  }
+}
+
+/**
+ * Read a PEM bundle file into a new {@link CertificatePool} (duplicates collapse).
+ * @throws {BundleFileError} 4001/3001 (read), 4003/3003 (parse)
+ */
+export async function loadCertificatePool(
+  file: string,
+  kind: PoolKind,
+  options: CertificatePoolOptions = {},
+): Promise<CertificatePool> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    const code = kind === 'roots' ? ErrorCode.RootReadFailed : ErrorCode.IntermediatesReadFailed;
+    throw new BundleFileError(code, goReadError(file, error), { cause: error });
+  }
+  return new CertificatePool(parseBundlePem(text, kind), options);
+}

@@ -1,0 +1,66 @@
+/**
+ * Loading the bundle use case's state — root and intermediate pools, platform metadata, AIA
+ * fetcher — once per worker thread. The configuration is plain data so the main thread can pass it
+ * to every worker; the loaded state never crosses threads.
+ */
+import { rootCertificates } from 'node:tls';
+import {
+  CertificatePool,
+  createAiaFetcher,
+  loadCertificatePool,
+  parseBundlePem,
+  type AiaFetcher,
+  type TrustPools,
+} from '@certsmith/chain-builder';
+import { defaultPlatforms, loadPlatforms, type Platform } from '@certsmith/ubiquity-rules';
+
+/** Where the state comes from (CFSSL's `-ca-bundle`, `-int-bundle`, `-metadata`). */
+export interface BundleContextConfig {
+  /** Root bundle; absent = Node's bundled roots (CFSSL uses the system roots). */
+  caBundleFile?: string;
+  /** Intermediate bundle; absent = empty pool. */
+  intBundleFile?: string;
+  /** Platform metadata; absent = no platforms, unless `embeddedPlatforms`. */
+  metadataFile?: string;
+  /** Without `metadataFile`, use the embedded single "System" platform instead of none. */
+  embeddedPlatforms?: boolean;
+  /** AIA fetching: `false` disables it; an object tunes the bounds. */
+  aia?: false | { timeoutMs?: number; maxResponseBytes?: number; maxRedirects?: number };
+}
+
+/** The loaded state. */
+export interface BundleContext {
+  pools: TrustPools;
+  platforms: Platform[];
+  aia: AiaFetcher | null;
+}
+
+const loaded = new Map<string, Promise<BundleContext>>();
+
+async function load(config: BundleContextConfig): Promise<BundleContext> {
+  const [roots, intermediates, platforms] = await Promise.all([
+    config.caBundleFile
+      ? loadCertificatePool(config.caBundleFile, 'roots')
+      : Promise.resolve(new CertificatePool(parseBundlePem(rootCertificates.join('\n'), 'roots'))),
+    config.intBundleFile ? loadCertificatePool(config.intBundleFile, 'intermediates') : Promise.resolve(new CertificatePool()),
+    config.metadataFile ? loadPlatforms(config.metadataFile) : config.embeddedPlatforms ? defaultPlatforms() : Promise.resolve([]),
+  ]);
+  const aia = config.aia === false ? null : createAiaFetcher(config.aia ?? {});
+  return { pools: { roots, intermediates }, platforms, aia };
+}
+
+/**
+ * The context for `config`, loaded on first use and shared afterwards within this thread. A failed
+ * load is not cached, so a corrected file can be retried.
+ * @throws the coded load errors: 4001/4003 roots, 3001/3003 intermediates, platform metadata errors
+ */
+export function loadBundleContext(config: BundleContextConfig): Promise<BundleContext> {
+  const key = JSON.stringify(config);
+  let pending = loaded.get(key);
+  if (!pending) {
+    pending = load(config);
+    loaded.set(key, pending);
+    pending.catch(() => loaded.delete(key));
+  }
+  return pending;
+}
