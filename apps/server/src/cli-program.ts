@@ -6,6 +6,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { LogLevel } from '@certsmith/http-api';
 import type { ServerOptionsInput } from './server-options.js';
+import { registerHsmCommand } from './hsm-command.js';
 
 /** What the program does for each command; injected so tests can parse without starting a server. */
 export interface CliHandlers {
@@ -111,6 +112,7 @@ export function createProgram(handlers: CliHandlers): Command {
       await handlers.serve(toServerOptionsInput(flags));
     });
 
+  registerHsmCommand(program);
   return program;
 }
 

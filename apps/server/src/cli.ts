@@ -2,11 +2,14 @@
 /**
  * `certsmith` executable. `certsmith serve …` starts the server, prints
  * `certsmith listening on <url>` on stdout (besides the JSON `listening` log line), and on SIGTERM or
- * SIGINT stops accepting, lets in-flight requests finish, stops the workers and exits 0. A second
- * signal exits at once with code 1.
+ * SIGINT stops accepting, lets in-flight requests finish, stops the workers, closes the signers and
+ * exits 0. A second signal exits at once with code 1. Startup failures print `certsmith: <message>
+ * (code N)` on stderr and exit 1 for usage errors, 2 when the config file or a signer cannot be
+ * loaded.
  */
 import { isCodedError } from '@certsmith/x509-core';
 import { createProgram, normalizeCfsslFlags } from './cli-program.js';
+import { startupExitCode } from './errors.js';
 import type { ServerOptionsInput } from './server-options.js';
 import { startServer } from './start-server.js';
 
@@ -17,7 +20,8 @@ async function serve(input: ServerOptionsInput): Promise<void> {
   } catch (error) {
     const code = isCodedError(error) ? ` (code ${error.code})` : '';
     process.stderr.write(`certsmith: ${error instanceof Error ? error.message : String(error)}${code}\n`);
-    process.exit(1);
+    // 1: usage (flags, unreadable flag files); 2: the config file or a signer cannot be loaded.
+    process.exit(startupExitCode(error));
   }
   process.stdout.write(`certsmith listening on ${server.url}\n`);
 

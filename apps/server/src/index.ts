@@ -7,7 +7,25 @@ export {
   DEFAULT_PORT,
 } from './server-options.js';
 export type { ServerOptions, ServerOptionsInput } from './server-options.js';
-export { buildOperations } from './operations.js';
-export { ServerOptionError, FILE_FLAG_CODES } from './errors.js';
+export { buildOperations, issueBundlerConfig } from './operations.js';
+export type { ServerServices } from './operations.js';
+export {
+  ServerOptionError,
+  ConfigFileError,
+  SignerLoadError,
+  FILE_FLAG_CODES,
+  EXIT_USAGE,
+  EXIT_CONFIGURATION,
+  startupExitCode,
+} from './errors.js';
+export { loadServerConfig } from './config-file.js';
+export type { ServerConfig, SignerConfig, LoadServerConfigOptions } from './config-file.js';
+export { loadSigner, toSignerLogger, MULTIROOT_PLUGIN_NAME } from './signer-loader.js';
+export type { LoadedSigner, LoadSignerOptions } from './signer-loader.js';
+export { resolvePluginModule, resolvePackageFrom, isPathSpecifier, splitPackageSpecifier, PluginNotFoundError, CERTSMITH_DIR } from './plugin-resolution.js';
+export type { ResolvedPlugin } from './plugin-resolution.js';
+export { loadSignerRegistry } from './signer-registry.js';
+export type { SignerRegistry, RegisteredSigner, LoadSignerRegistryOptions } from './signer-registry.js';
+export { loadDevelopmentSigner } from './dev-ca.js';
 export { createProgram, normalizeCfsslFlags, parseLogLevel, SERVE_FLAGS, VERSION } from './cli-program.js';
 export type { CliHandlers } from './cli-program.js';

@@ -31,10 +31,15 @@ describe('startServer', () => {
     });
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(server.port).toBeGreaterThan(0);
-    expect(lines.find((line) => line['msg'] === 'listening')).toMatchObject({ url: server.url, operations: ['health', 'certinfo', 'slow'] });
+    expect(lines.find((line) => line['msg'] === 'listening')).toMatchObject({
+      url: server.url,
+      operations: expect.arrayContaining(['health', 'certinfo', 'newkey', 'newcert', 'info', 'sign', 'slow']),
+    });
+    // No profile has an auth_key: CFSSL would not enable authsign either.
+    expect((lines.find((line) => line['msg'] === 'listening')!['operations'] as string[]).includes('authsign')).toBe(false);
 
     const health = await fetch(`${server.url}/api/v1/cfssl/health`);
-    expect(await health.json()).toEqual({ success: true, result: { healthy: true }, errors: [], messages: [] });
+    expect(await health.json()).toEqual({ success: true, result: { healthy: true, signers: { default: { healthy: true } } }, errors: [], messages: [] });
     const certinfo = await fetch(`${server.url}/api/v1/cfssl/certinfo`, { method: 'POST', body: '{"certificate":"junk"}' });
     expect(await certinfo.json()).toMatchObject({ errors: [{ code: 1002 }] });
 

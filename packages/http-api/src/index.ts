@@ -46,3 +46,49 @@ export { toCertinfoResult, toCertinfoName, formatKeyId, serialToDecimal } from '
 export type { CertinfoName, CertinfoResult } from './certinfo-result.js';
 export { createOpenApiDocument } from './openapi.js';
 export type { OpenApiOptions } from './openapi.js';
+export {
+  createNewcertOperation,
+  newkeyOperation,
+  createSignOperation,
+  createAuthsignOperation,
+  createInfoOperation,
+  createSignerDirectory,
+  DEFAULT_LABEL,
+  UnknownLabelError,
+  keyAndCsrTask,
+  csrFactsTask,
+  selectSigningProfile,
+  signOnRoute,
+  signsLocally,
+} from './issue/index.js';
+export type {
+  IssueOperationOptions,
+  NewcertResult,
+  NewkeyResult,
+  SignResultBody,
+  SignerDirectory,
+  SignerEntry,
+  SignerRoute,
+} from './issue/index.js';
+export {
+  bundleCertificate,
+  SelfSignedCertificateError,
+  loadBundleContext,
+  bundleTask,
+  createBundleOperation,
+  bundleRequestSchema,
+  bundleContextConfig,
+  toBundleInput,
+} from './bundle/index.js';
+export type {
+  BundleCertificateInput,
+  BundleDependencies,
+  BundleResult,
+  BundleStatus,
+  RemoteBundleOptions,
+  BundleContext,
+  BundleContextConfig,
+  BundleTaskInput,
+  BundleOperationOptions,
+  BundleRequest,
+} from './bundle/index.js';

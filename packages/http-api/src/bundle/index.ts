@@ -9,3 +9,12 @@ export type {
 } from './bundle-certificate.js';
 export { loadBundleContext } from './bundle-context.js';
 export type { BundleContext, BundleContextConfig } from './bundle-context.js';
+export { bundleTask } from './bundle-task.js';
+export type { BundleTaskInput } from './bundle-task.js';
+export {
+  createBundleOperation,
+  bundleRequestSchema,
+  bundleContextConfig,
+  toBundleInput,
+} from './bundle-operation.js';
+export type { BundleOperationOptions, BundleRequest } from './bundle-operation.js';

@@ -1,0 +1,184 @@
+/**
+ * The signers of a running server, by label: `--ca`/`--ca-key` (the local signer, label
+ * `default`), the config file's `signers` section, and the development CA when nothing defines
+ * `default`. Built once at startup on the main thread; closed at shutdown. Also contributes the
+ * `signers` map to `/health`.
+ */
+import { createSignerDirectory } from '@certsmith/http-api';
+import type { HealthContributor, Logger, SignerDirectory, SignerEntry } from '@certsmith/http-api';
+import type { SigningPolicy } from '@certsmith/issuer';
+import { localSignerPlugin } from '@certsmith/signer-local';
+import { ErrorCode } from '@certsmith/x509-core';
+import type { ServerConfig } from './config-file.js';
+import { loadDevelopmentSigner } from './dev-ca.js';
+import { ConfigFileError, ServerOptionError } from './errors.js';
+import type { ServerOptions } from './server-options.js';
+import { loadSigner } from './signer-loader.js';
+import type { LoadedSigner } from './signer-loader.js';
+
+/** A loaded signer with the policy its label uses. */
+export interface RegisteredSigner extends LoadedSigner {
+  policy: SigningPolicy;
+  /** Where it was defined: `--ca/--ca-key`, `signers.<label>`, or `development CA`. */
+  source: string;
+}
+
+/** The server's signers. */
+export interface SignerRegistry {
+  /** Label routing for the issuing operations. */
+  readonly directory: SignerDirectory;
+  readonly signers: readonly RegisteredSigner[];
+  /** `/health` contributor: `signers: { <label>: { healthy, message? } }`. */
+  readonly healthContributor: HealthContributor;
+  /** Close every signer (HSM sessions, connection pools). Idempotent; never rejects. */
+  close(): Promise<void>;
+}
+
+/** What {@link loadSignerRegistry} needs. */
+export interface LoadSignerRegistryOptions {
+  options: ServerOptions;
+  config: ServerConfig;
+  logger: Logger;
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Per-signer health probe budget (default 5 s). */
+  healthTimeoutMs?: number;
+}
+
+/**
+ * Load every signer, in this order: `--ca`/`--ca-key`, the `signers` entries in file order, then the
+ * development CA if no `default` exists. On any failure the signers loaded so far are closed and
+ * the error ({@link SignerLoadError}, {@link ConfigFileError}, or {@link ServerOptionError} for a
+ * lone `--ca`) is thrown.
+ */
+export async function loadSignerRegistry(input: LoadSignerRegistryOptions): Promise<SignerRegistry> {
+  const { options, config, logger } = input;
+  const loaded: RegisteredSigner[] = [];
+  const closeAll = async (): Promise<void> => {
+    await Promise.all(
+      loaded.map(async (entry) => {
+        try {
+          await entry.signer.close();
+        } catch (error) {
+          logger.warn({ err: error, signer: entry.label }, 'closing a signer failed');
+        }
+      }),
+    );
+  };
+  try {
+    if ((options.caFile === undefined) !== (options.caKeyFile === undefined)) {
+      const flag = options.caFile === undefined ? '--ca' : '--ca-key';
+      const other = flag === '--ca' ? '--ca-key' : '--ca';
+      throw new ServerOptionError(ErrorCode.BadRequest, flag, `is required with ${other} (the local signer needs both the CA certificate and its key)`);
+    }
+    if (options.caFile !== undefined && options.caKeyFile !== undefined) {
+      if (config.signers.some((signer) => signer.label === 'default')) {
+        throw new ConfigFileError(config.file, 'signer "default" is defined twice, by --ca/--ca-key and by signers.default; remove one of them');
+      }
+      const signer = await loadSigner({
+        label: 'default',
+        plugin: localSignerPlugin,
+        describedAs: '@certsmith/signer-local from --ca/--ca-key',
+        options: { certFile: options.caFile, keyFile: options.caKeyFile },
+        configDir: process.cwd(),
+        logger,
+        where: '--ca/--ca-key',
+        ...(input.env ? { env: input.env } : {}),
+      });
+      loaded.push({ ...signer, policy: config.policy, source: '--ca/--ca-key' });
+    }
+    for (const entry of config.signers) {
+      const signer = await loadSigner({
+        label: entry.label,
+        plugin: entry.plugin,
+        options: entry.options,
+        configDir: config.dir,
+        logger,
+        where: `signers.${entry.label}`,
+        configFile: config.file,
+        ...(input.env ? { env: input.env } : {}),
+      });
+      loaded.push({ ...signer, policy: entry.policy ?? config.policy, source: `signers.${entry.label}` });
+    }
+    if (!loaded.some((signer) => signer.label === 'default')) {
+      const signer = await loadDevelopmentSigner(options.dataDir, logger);
+      loaded.push({ ...signer, policy: config.policy, source: 'development CA' });
+    }
+    for (const signer of loaded) assertNoRemoteProfiles(signer, config.file);
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+
+  const entries: SignerEntry[] = loaded.map((signer) => ({
+    label: signer.label,
+    signer: signer.signer,
+    policy: signer.policy,
+    forwardsLabels: signer.forwardsLabels,
+    pluginName: signer.pluginName,
+  }));
+  const directory = createSignerDirectory(entries);
+  for (const signer of loaded) {
+    logger.info(
+      { signer: signer.label, plugin: signer.pluginName, source: signer.source, forwardsLabels: signer.forwardsLabels || undefined },
+      'signer ready',
+    );
+  }
+
+  let closing: Promise<void> | null = null;
+  return {
+    directory,
+    signers: loaded,
+    healthContributor: createSignerHealthContributor(loaded, input.healthTimeoutMs ?? 5_000),
+    close() {
+      closing ??= closeAll();
+      return closing;
+    },
+  };
+}
+
+/**
+ * CFSSL sends profiles with `remote`/`auth_remote` to another CFSSL (universal signer, behaviour
+ * doc 4.3). certsmith routes to remote CAs only through signer plugins, so a local signer must not
+ * quietly sign a profile its author meant for a remote CA.
+ */
+function assertNoRemoteProfiles(signer: RegisteredSigner, file: string | null): void {
+  if (typeof signer.signer.sign !== 'function') return;
+  const profiles = [signer.policy.default, ...signer.policy.profiles.values()];
+  const remote = profiles.find((profile) => profile.remoteName !== '' || profile.authRemote.remote !== '');
+  if (remote === undefined) return;
+  throw new ConfigFileError(
+    file,
+    `signing profile ${JSON.stringify(remote.name)} sends requests to remote ${JSON.stringify(remote.remoteName || remote.authRemote.remote)}, ` +
+      `but signer ${JSON.stringify(signer.label)} signs locally; certsmith reaches remote CAs through a signer: configure ` +
+      `"signers": {"${signer.label}": {"plugin": "@certsmith/signer-multiroot", "options": {"remotes": "<host:port>"}}} or remove "remote" from the profile`,
+  );
+}
+
+/** Health of every signer, probed in parallel with a time budget each. */
+function createSignerHealthContributor(signers: readonly RegisteredSigner[], timeoutMs: number): HealthContributor {
+  return {
+    key: 'signers',
+    async check() {
+      const detail: Record<string, { healthy: boolean; message?: string }> = {};
+      const outcomes = await Promise.all(signers.map((entry) => probe(entry, timeoutMs)));
+      signers.forEach((entry, index) => (detail[entry.label] = outcomes[index]!));
+      return { healthy: outcomes.every((outcome) => outcome.healthy), detail };
+    },
+  };
+}
+
+async function probe(entry: RegisteredSigner, timeoutMs: number): Promise<{ healthy: boolean; message?: string }> {
+  if (typeof entry.signer.health !== 'function') return { healthy: true };
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`health check did not answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    const health = await Promise.race([entry.signer.health(), timeout]);
+    return health.message === undefined ? { healthy: health.ok } : { healthy: health.ok, message: health.message };
+  } catch (error) {
+    return { healthy: false, message: error instanceof Error ? error.message : String(error) };
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * `POST /api/v1/cfssl/bundle` (CFSSL `api/bundle/bundle.go:Handle`, behaviour doc 2.1): build the
+ * bundle of a PEM certificate (certificate mode) or of the chain a TLS server presents (remote mode).
+ *
+ * The body is CFSSL's string map: every field is a string, `null` counts as `""`, unknown keys are
+ * ignored. Parameter sets are tried in order — `certificate`, then `domain` — and the first whose key
+ * is present wins (presence only; `""` counts), so certificate mode wins when both are sent. A value
+ * of another JSON type is 400 naming the field (CFSSL: 500, code 0, Go's decoder text).
+ *
+ * The handler only checks the parameter sets; everything else runs in the {@link bundleTask} worker.
+ */
+import { BadRequestError } from '@certsmith/x509-core';
+import * as z from 'zod';
+import { defineOperation } from '../operation.js';
+import type { BundleCertificateInput, BundleResult } from './bundle-certificate.js';
+import type { BundleContextConfig } from './bundle-context.js';
+import { bundleTask } from './bundle-task.js';
+
+/** A string-map value as CFSSL decodes it: a string, or `null` meaning `""`. */
+const cfsslString = z
+  .string()
+  .nullable()
+  .transform((value) => value ?? '');
+
+/** Body of the bundle request. */
+export const bundleRequestSchema = z.object({
+  certificate: cfsslString.optional().describe('PEM certificate, optionally followed by intermediates; selects certificate mode'),
+  domain: cfsslString
+    .optional()
+    .describe('without `certificate`: host (optionally `host:port`) whose TLS chain is bundled; with it: hostname the leaf must match'),
+  private_key: cfsslString.optional().describe('PEM private key of the leaf (certificate mode); returned re-encoded as `key`'),
+  flavor: cfsslString.optional().describe('`ubiquitous` (default, also for unknown values), `optimal` or `force`'),
+  ip: cfsslString
+    .optional()
+    .describe('with `certificate`: IP the leaf must match; with only `domain`: address to dial instead of resolving the domain'),
+});
+
+/** The request after validation. */
+export type BundleRequest = z.output<typeof bundleRequestSchema>;
+
+/** Trust data of the bundle endpoint: the server's `--ca-bundle`, `--int-bundle` and `--metadata`. */
+export interface BundleOperationOptions {
+  /** Trusted roots (`--ca-bundle`); absent = Node's root store. */
+  caBundleFile?: string | undefined;
+  /** Known intermediates (`--int-bundle`); absent = none (AIA finds them). */
+  intBundleFile?: string | undefined;
+  /** Platform metadata (`--metadata`); absent = see {@link bundleContextConfig}. */
+  metadataFile?: string | undefined;
+  /** AIA fetching bounds, or `false` to never fetch. Default: chain-builder's (5 s, 1 MiB, 3 redirects). */
+  aia?: BundleContextConfig['aia'];
+}
+
+/**
+ * The plain-data context config for `options`, as the worker loads it. The embedded default is
+ * used when neither roots nor metadata are configured: Node's root store as the root pool and ONE
+ * platform (`System`: Node's roots plus the OS store) for ubiquity. With `--ca-bundle` but no
+ * `--metadata` there are no platforms, as in `cfssl serve` (status: "Unable to measure bundle
+ * ubiquity: No platform metadata present.").
+ */
+export function bundleContextConfig(options: BundleOperationOptions): BundleContextConfig {
+  const config: BundleContextConfig = {};
+  if (options.caBundleFile !== undefined) config.caBundleFile = options.caBundleFile;
+  if (options.intBundleFile !== undefined) config.intBundleFile = options.intBundleFile;
+  if (options.metadataFile !== undefined) config.metadataFile = options.metadataFile;
+  else if (options.caBundleFile === undefined) config.embeddedPlatforms = true;
+  if (options.aia !== undefined) config.aia = options.aia;
+  return config;
+}
+
+/** The use-case input for a validated request (field names of `bundleCertificate`). */
+export function toBundleInput(request: BundleRequest): BundleCertificateInput {
+  const input: BundleCertificateInput = {};
+  if (request.certificate !== undefined) input.certificatePem = request.certificate;
+  if (request.private_key !== undefined) input.privateKeyPem = request.private_key;
+  if (request.flavor !== undefined) input.flavor = request.flavor;
+  if (request.domain !== undefined) input.domain = request.domain;
+  if (request.ip !== undefined) input.ip = request.ip;
+  return input;
+}
+
+/**
+ * Build the bundle operation for the given trust data. Always enabled, as in `cfssl serve`. Trust
+ * files are read by each worker on its first bundle request; a file that fails to load answers that
+ * request with its code (4001/4003 roots, 3001/3003 intermediates, metadata errors).
+ */
+export function createBundleOperation(options: BundleOperationOptions = {}) {
+  const context = bundleContextConfig(options);
+  return defineOperation({
+    name: 'bundle',
+    method: 'POST',
+    body: bundleRequestSchema,
+    tasks: [bundleTask],
+    summary: 'Build a certificate bundle (chain to a trusted root) with expiry and ubiquity status',
+    async handle(request, operation): Promise<BundleResult> {
+      // CFSSL's parameter sets (`ProcessRequestFirstMatchOf`): checked here so a request without
+      // either never costs a worker round trip.
+      if (request.certificate === undefined && request.domain === undefined) {
+        throw new BadRequestError('no valid parameter sets found');
+      }
+      // No client abort signal: aborting a running Piscina task terminates its worker, and with it
+      // the loaded trust context. Every step of the task is bounded (AIA, dial) instead.
+      return operation.runTask(bundleTask, { context, request: toBundleInput(request) });
+    },
+  });
+}

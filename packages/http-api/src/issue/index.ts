@@ -1,0 +1,21 @@
+/** The issuing use case over HTTP: newcert, newkey, sign, authsign and info, with label routing. */
+export { createNewcertOperation, newcertRequestSchema } from './newcert-operation.js';
+export type { NewcertResult } from './newcert-operation.js';
+export { newkeyOperation, newkeyRequestSchema } from './newkey-operation.js';
+export type { NewkeyResult } from './newkey-operation.js';
+export { createSignOperation, createAuthsignOperation, signRequestSchema, authsignRequestSchema } from './sign-operation.js';
+export type { SignResultBody } from './sign-operation.js';
+export { createInfoOperation, infoRequestSchema } from './info-operation.js';
+export { bundleIssuedCertificate } from './issue-options.js';
+export type { IssueOperationOptions } from './issue-options.js';
+export { createSignerDirectory, DEFAULT_LABEL } from './signer-directory.js';
+export type { SignerDirectory, SignerEntry, SignerRoute } from './signer-directory.js';
+export { selectSigningProfile, signOnRoute, signsLocally } from './signing.js';
+export type { SignedCertificate, SigningInput } from './signing.js';
+export { keyAndCsrTask } from './key-and-csr-task.js';
+export type { KeyAndCsrTaskInput, KeyAndCsrTaskOutput } from './key-and-csr-task.js';
+export { csrFactsTask } from './csr-facts-task.js';
+export type { CsrFactsTaskInput } from './csr-facts-task.js';
+export { decodeInfoRequest, peekAuthenticatedLabel } from './go-body.js';
+export type { InfoRequest } from './go-body.js';
+export { UnknownLabelError } from './errors.js';

@@ -1,0 +1,46 @@
+/**
+ * `POST /api/v1/cfssl/newkey` (CFSSL `api/generator/generator.go:Handler`, behaviour doc 3.9,
+ * 7.10): a key and a CSR for a bare certificate request, with the CSR's digests. Needs no signer.
+ * All the work runs in the `issue.key-and-csr` worker task.
+ */
+import { decodeCertificateRequest } from '@certsmith/issuer';
+import type { Sums } from '@certsmith/issuer';
+import * as z from 'zod';
+import { defineOperation } from '../operation.js';
+import { keyAndCsrTask } from './key-and-csr-task.js';
+
+/** Body of newkey: a bare CFSSL certificate request (decoded by the issuer, keys case-insensitive). */
+export const newkeyRequestSchema = z
+  .looseObject({
+    CN: z.unknown().optional(),
+    names: z.unknown().optional(),
+    hosts: z.unknown().optional(),
+    key: z.unknown().optional().describe('{"algo": "ecdsa" | "rsa" | "ed25519", "size": bits}; default ecdsa 256'),
+  })
+  .describe('CFSSL certificate request (keys are case-insensitive, as Go decodes them)');
+
+/** The newkey result, keys in CFSSL's struct order. */
+export interface NewkeyResult {
+  private_key: string;
+  certificate_request: string;
+  sums: { certificate_request: Sums };
+}
+
+/** The newkey operation. */
+export const newkeyOperation = defineOperation({
+  name: 'newkey',
+  method: 'POST',
+  body: newkeyRequestSchema,
+  tasks: [keyAndCsrTask],
+  summary: 'Generate a private key and a certificate signing request',
+  async handle(body, context): Promise<NewkeyResult> {
+    // 400 Go decoding texts and `ca section only permitted in initca`; 2400/9300 from the task.
+    const request = decodeCertificateRequest(body);
+    const generated = await context.runTask(keyAndCsrTask, { request, withFacts: false });
+    return {
+      private_key: generated.privateKeyPem,
+      certificate_request: generated.csrPem,
+      sums: { certificate_request: generated.csrSums },
+    };
+  },
+});

@@ -1,0 +1,83 @@
+/**
+ * The signing step shared by newcert, sign and authsign: choose the profile (5400 when unknown,
+ * `authentication required` when it needs a token the caller did not give), then either build the
+ * certificate here and make the one signer call on the main thread (signers with `sign`: local
+ * keys, HSMs), or hand the whole request to a remote signer (`signRequest`).
+ *
+ * Signers never move to a worker: an HSM session or a remote connection pool belongs to the main
+ * thread. The CPU-heavy parts (key generation, CSR parsing and signature checks) run in worker
+ * tasks before this step and arrive here as plain facts.
+ */
+import { getIssuerContext, issueCertificate, selectProfile, signCertificateRequest } from '@certsmith/issuer';
+import type { CsrFacts, SignOverrides, SigningProfile } from '@certsmith/issuer';
+import type { SignRequest } from '@certsmith/signer-api';
+import { BadRequestError } from '@certsmith/x509-core';
+import type { SignerRoute } from './signer-directory.js';
+
+/** True when the route's signer signs raw TBS bytes here (local key, HSM) rather than whole requests. */
+export function signsLocally(route: SignerRoute): boolean {
+  return typeof route.signer.sign === 'function';
+}
+
+/**
+ * The profile a request is signed under. For a local signer: `profile` from the route's policy
+ * (empty → default; unknown → 5400). For a remote signer the remote applies its own policy, so a
+ * name the local policy does not know is passed on (`null` here). Either way, a profile of the
+ * local policy that has an `auth_key` refuses unauthenticated callers with CFSSL's `/sign` text,
+ * `authentication required` (behaviour doc 4.5) — also for newcert, which CFSSL lets bypass the
+ * auth keys (CFSSL issue #788).
+ */
+export function selectSigningProfile(route: SignerRoute, name: string | undefined, authenticated: boolean): SigningProfile | null {
+  let profile: SigningProfile | null;
+  if (signsLocally(route)) {
+    profile = selectProfile(route.policy, name);
+  } else {
+    const known = name === undefined || name === '' || name === 'default' || route.policy.profiles.has(name);
+    profile = known ? selectProfile(route.policy, name) : null;
+  }
+  if (!authenticated && profile?.authKey) throw new BadRequestError('authentication required');
+  return profile;
+}
+
+/** A certificate just issued. */
+export interface SignedCertificate {
+  /** PEM with trailing newline. */
+  certificatePem: string;
+  certificateDer: Uint8Array;
+}
+
+/** What {@link signOnRoute} signs. */
+export interface SigningInput {
+  /** The sign request as CFSSL would send it to a remote (`certificate_request`, `profile`, overrides). */
+  request: SignRequest;
+  /** The CSR's facts (required for local signers; computed in a worker task). */
+  facts?: CsrFacts;
+  /** The profile from {@link selectSigningProfile}. */
+  profile: SigningProfile | null;
+}
+
+/**
+ * Sign on the main thread: a local signer gets the certificate built from `facts` and signs its
+ * TBS bytes (issuer `issueCertificate`: whitelist, overrides, validity, extensions, one signature);
+ * a remote signer gets the request with the route's `forwardLabel`.
+ */
+export async function signOnRoute(route: SignerRoute, input: SigningInput): Promise<SignedCertificate> {
+  if (!signsLocally(route)) {
+    const forwarded: SignRequest = { ...input.request, label: route.forwardLabel };
+    const result = await signCertificateRequest(forwarded, route.signer, route.policy);
+    return { certificatePem: result.certificatePem, certificateDer: result.certificateDer };
+  }
+  if (input.facts === undefined || input.profile === null) throw new TypeError('a local signer needs the CSR facts and a profile');
+  const context = await getIssuerContext(route.signer);
+  const overrides: SignOverrides = {
+    hosts: input.request.hosts,
+    subject: input.request.subject,
+    serial: input.request.serial,
+    extensions: input.request.extensions,
+    crlOverride: input.request.crl_override,
+    notBefore: input.request.NotBefore,
+    notAfter: input.request.NotAfter,
+  };
+  const issued = await issueCertificate(context, route.policy, input.profile, input.facts, overrides);
+  return { certificatePem: issued.pem, certificateDer: issued.der };
+}

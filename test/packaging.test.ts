@@ -1,0 +1,286 @@
+/**
+ * Packaging (issue 6): every public package under packages/ and plugins/ packs with `npm pack`
+ * into a tarball that holds its built `dist/` with types and no sources or tests, and whose
+ * `exports` map resolves to that `dist/` for a consumer without certsmith's development condition.
+ * x509-core and chain-builder are then installed from their tarballs into a clean project and used
+ * alone, without the server, from JavaScript (parse a certificate, build a chain from a small pool)
+ * and from TypeScript (the published `.d.ts` files type-check a consumer). The issuing libraries
+ * (x509-core, signer-api, issuer, signer-local, ubiquity-rules: no third-party dependency) are
+ * installed into a second clean project and issue a certificate without the server.
+ *
+ * Installing is offline: certsmith packages come from the tarballs; the only third-party packages
+ * (undici for chain-builder, @types/node for the TypeScript consumer) come from the npm cache that
+ * installing this repository filled, at the exact versions the repository uses (`npm install
+ * --offline` fails with ENOTCACHED rather than reaching for the registry). npm pack/install run once.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { TestPki } from '@certsmith/test-pki';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const REPO = fileURLToPath(new URL('..', import.meta.url));
+
+interface Manifest {
+  name: string;
+  private?: boolean;
+  main?: string;
+  types?: string;
+  files?: string[];
+  exports?: Record<string, unknown>;
+  dependencies?: Record<string, string>;
+}
+
+/** Every package under packages/ and plugins/, with its folder. */
+const PACKAGES = ['packages', 'plugins'].flatMap((parent) =>
+  readdirSync(join(REPO, parent), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && existsSync(join(REPO, parent, entry.name, 'package.json')))
+    .map((entry) => {
+      const dir = join(REPO, parent, entry.name);
+      return { dir, folder: `${parent}/${entry.name}`, manifest: JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Manifest };
+    }),
+);
+const PUBLIC = PACKAGES.filter((entry) => entry.manifest.private !== true);
+const WORKSPACE_NAMES = new Map(PACKAGES.map((entry) => [entry.manifest.name, entry.manifest]));
+/** Packages whose dependencies are all certsmith packages: installable from tarballs alone. */
+const ISSUING = ['@certsmith/x509-core', '@certsmith/signer-api', '@certsmith/issuer', '@certsmith/signer-local', '@certsmith/ubiquity-rules'];
+
+/** `npm pack --json` output per package. */
+interface PackResult {
+  name: string;
+  filename: string;
+  files: { path: string }[];
+}
+
+let work: string;
+let tarballs: string;
+let packs: Map<string, PackResult>;
+let consumer: string;
+let issuing: string;
+const pki = new TestPki();
+
+/** Child environment without the `npm_*` variables `npm test` exports (they point npm at the repo). */
+function childEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    const lower = key.toLowerCase();
+    if (lower.startsWith('vitest') || (lower.startsWith('npm_') && lower !== 'npm_config_cache' && lower !== 'npm_config_userconfig')) continue;
+    env[key] = value;
+  }
+  return env;
+}
+
+function run(command: string, args: readonly string[], cwd: string, timeoutMs = 90_000): Promise<{ stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    execFile(command, args, { cwd, env: childEnv(), timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`${command} ${args.join(' ')} failed in ${cwd}: ${error.message}\nstdout:\n${stdout.slice(0, 4000)}\nstderr:\n${stderr.slice(0, 4000)}`));
+      else resolve({ stdout, stderr });
+    });
+  });
+}
+
+/** The version of a third-party package installed in the repository (so it is in the npm cache). */
+function repoVersion(name: string): string {
+  return (JSON.parse(readFileSync(join(REPO, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+/** Every string target of an `exports` value with its condition path (`./test-support › types`). */
+function exportTargets(value: unknown, path: string[] = []): { conditions: string[]; target: string }[] {
+  if (typeof value === 'string') return [{ conditions: path, target: value }];
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.entries(value).flatMap(([key, inner]) => exportTargets(inner, [...path, key]));
+}
+
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), 'certsmith-packaging-'));
+  tarballs = join(work, 'tarballs');
+  consumer = join(work, 'consumer');
+  issuing = join(work, 'issuing');
+  await Promise.all([mkdir(tarballs), mkdir(consumer), mkdir(issuing)]);
+
+  const workspaces = PUBLIC.flatMap((entry) => ['--workspace', entry.manifest.name]);
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', tarballs, ...workspaces], REPO);
+  packs = new Map((JSON.parse(stdout) as PackResult[]).map((result) => [result.name, result]));
+
+  // The clean project: x509-core and chain-builder only (chain-builder's one workspace dependency
+  // is x509-core), undici and @types/node at the repository's versions, from the cache.
+  const tarball = (name: string): string => join(tarballs, packs.get(name)!.filename);
+  await writeFile(join(consumer, 'package.json'), `${JSON.stringify({ name: 'chain-consumer', private: true, type: 'module' }, null, 2)}\n`);
+  await run(
+    'npm',
+    [
+      'install',
+      '--offline',
+      '--no-audit',
+      '--no-fund',
+      tarball('@certsmith/x509-core'),
+      tarball('@certsmith/chain-builder'),
+      `undici@${repoVersion('undici')}`,
+      `@types/node@${repoVersion('@types/node')}`,
+    ],
+    consumer,
+  );
+
+  // A second clean project: the issuing libraries, which need no third-party package at all.
+  await writeFile(join(issuing, 'package.json'), `${JSON.stringify({ name: 'issuing-consumer', private: true, type: 'module' }, null, 2)}\n`);
+  await run(
+    'npm',
+    ['install', '--offline', '--no-audit', '--no-fund', ...ISSUING.map(tarball)],
+    issuing,
+  );
+
+  const root = pki.root('Packaging Root');
+  const intermediate = pki.intermediate('Packaging Intermediate', root, { pathLen: 0 });
+  const leaf = pki.leaf('packaging.example', intermediate);
+  const unrelated = pki.root('Unrelated Root');
+  await Promise.all([
+    writeFile(join(consumer, 'root.pem'), root.pem),
+    writeFile(join(consumer, 'intermediate.pem'), intermediate.pem),
+    writeFile(join(consumer, 'leaf.pem'), leaf.pem),
+    writeFile(join(consumer, 'unrelated.pem'), unrelated.pem),
+  ]);
+}, 180_000);
+
+afterAll(async () => {
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+describe.each(PUBLIC.map((entry) => [entry.manifest.name, entry] as const))('package %s', (name, entry) => {
+  const manifest = entry.manifest;
+
+  it('maps "." to dist types and code after the development condition, and exports ./package.json', () => {
+    const dot = manifest.exports?.['.'] as Record<string, string> | undefined;
+    expect(Object.keys(dot ?? {})).toEqual(['@certsmith/source', 'types', 'default']);
+    expect(dot).toMatchObject({ '@certsmith/source': './src/index.ts', types: './dist/index.d.ts', default: './dist/index.js' });
+    expect(manifest.exports?.['./package.json']).toBe('./package.json');
+    expect({ main: manifest.main, types: manifest.types }).toEqual({ main: './dist/index.js', types: './dist/index.d.ts' });
+    expect(manifest.files).toEqual(['dist', 'README.md']);
+  });
+
+  it('depends on no private workspace package', () => {
+    const privateDependencies = Object.keys(manifest.dependencies ?? {}).filter((dependency) => WORKSPACE_NAMES.get(dependency)?.private === true);
+    expect(privateDependencies).toEqual([]);
+  });
+
+  it('packs dist with types, README and package.json, and no sources or tests', () => {
+    const files = packs.get(name)!.files.map((file) => file.path);
+    expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts']));
+    expect(files.filter((file) => !file.startsWith('dist/') && !['package.json', 'README.md'].includes(file))).toEqual([]);
+    expect(files.filter((file) => /\.test\.|\.bench\.|(^|\/)src\//.test(file) || (file.endsWith('.ts') && !file.endsWith('.d.ts')))).toEqual([]);
+    // Every .js has its .d.ts: the package is typed throughout, not only at the entry point.
+    const declarations = new Set(files.filter((file) => file.endsWith('.d.ts')));
+    expect(files.filter((file) => file.endsWith('.js') && !declarations.has(file.replace(/\.js$/, '.d.ts')))).toEqual([]);
+  });
+
+  it('ships every exports target a consumer resolves (all but the development condition)', () => {
+    const files = new Set(packs.get(name)!.files.map((file) => file.path));
+    const targets = Object.entries(manifest.exports ?? {}).flatMap(([subpath, value]) =>
+      exportTargets(value).map((target) => ({ subpath, ...target })),
+    );
+    const consumerTargets = targets.filter((target) => !target.conditions.includes('@certsmith/source'));
+    expect(consumerTargets.filter((target) => !files.has(target.target.replace(/^\.\//, '')))).toEqual([]);
+    // The development condition points at sources that are deliberately not shipped.
+    expect(targets.filter((target) => target.conditions.includes('@certsmith/source')).every((target) => target.target.startsWith('./src/'))).toBe(true);
+  });
+});
+
+describe('x509-core and chain-builder installed alone', () => {
+  it('installed nothing else from certsmith and no server', () => {
+    const installed = readdirSync(join(consumer, 'node_modules', '@certsmith')).sort();
+    expect(installed).toEqual(['chain-builder', 'x509-core']);
+    expect(existsSync(join(consumer, 'node_modules', 'certsmith'))).toBe(false);
+  });
+
+  it('parses a certificate and builds a chain from a small pool when imported from JavaScript', async () => {
+    await writeFile(
+      join(consumer, 'use.mjs'),
+      `import { readFileSync } from 'node:fs';
+import { certificateHostnames, commonName, parseCertificates } from '@certsmith/x509-core';
+import { CertificatePool, verifyChains } from '@certsmith/chain-builder';
+
+const read = (file) => parseCertificates(readFileSync(new URL(file, import.meta.url), 'utf8'));
+const [leaf] = read('./leaf.pem');
+const names = (result) => result.chains.map((chain) => chain.map((cert) => commonName(cert.subject)));
+const good = verifyChains(leaf, { roots: new CertificatePool(read('./root.pem')), intermediates: new CertificatePool(read('./intermediate.pem')) });
+const bad = verifyChains(leaf, { roots: new CertificatePool(read('./unrelated.pem')), intermediates: new CertificatePool(read('./intermediate.pem')) });
+console.log(JSON.stringify({
+  resolved: [import.meta.resolve('@certsmith/x509-core'), import.meta.resolve('@certsmith/chain-builder')],
+  leaf: { commonName: commonName(leaf.subject), hosts: certificateHostnames(leaf) },
+  good: { result: good.result, resultCode: good.resultCode, chains: names(good) },
+  bad: { result: bad.result, resultCode: bad.resultCode },
+}));
+`,
+    );
+    // Plain node: no --conditions, so the exports map's development condition is not in play.
+    const { stdout } = await run(process.execPath, ['use.mjs'], consumer, 30_000);
+    const output = JSON.parse(stdout) as Record<string, unknown>;
+    const modules = join(consumer, 'node_modules', '@certsmith');
+    expect(output['resolved']).toEqual([`file://${join(modules, 'x509-core', 'dist', 'index.js')}`, `file://${join(modules, 'chain-builder', 'dist', 'index.js')}`]);
+    expect(output['leaf']).toEqual({ commonName: 'packaging.example', hosts: ['packaging.example'] });
+    expect(output['good']).toEqual({ result: true, resultCode: 0, chains: [['packaging.example', 'Packaging Intermediate', 'Packaging Root']] });
+    // 1220: unknown authority (CFSSL's code for Go's x509.UnknownAuthorityError).
+    expect(output['bad']).toEqual({ result: false, resultCode: 1220 });
+  });
+
+  it('type-checks a strict TypeScript consumer against the published declarations', async () => {
+    await writeFile(
+      join(consumer, 'tsconfig.json'),
+      `${JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: false, types: ['node'] }, files: ['use.ts'] }, null, 2)}\n`,
+    );
+    await writeFile(
+      join(consumer, 'use.ts'),
+      `import type { Certificate } from '@certsmith/x509-core';
+import { parseCertificates } from '@certsmith/x509-core';
+import type { ChainVerificationResult } from '@certsmith/chain-builder';
+import { CertificatePool, verifyChains } from '@certsmith/chain-builder';
+
+const leaf: Certificate | undefined = parseCertificates('')[0];
+if (leaf) {
+  const result: ChainVerificationResult = verifyChains(leaf, { roots: new CertificatePool(), intermediates: new CertificatePool() });
+  const code: number = result.resultCode;
+  void code;
+}
+`,
+    );
+    await run(process.execPath, [join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], consumer, 100_000);
+  });
+});
+
+describe('issuer, signer-api, signer-local and ubiquity-rules installed without the server', () => {
+  it('issues a certificate openssl verifies when used as libraries', async () => {
+    await writeFile(
+      join(issuing, 'use.mjs'),
+      `import { decodeNewCertificateRequest, defaultSigningPolicy, issueNewCertificate } from '@certsmith/issuer';
+import { createDevelopmentCa, createLocalSignerFromPem, readDevelopmentCa } from '@certsmith/signer-local';
+import { SIGNER_API_VERSION } from '@certsmith/signer-api';
+import * as ubiquity from '@certsmith/ubiquity-rules';
+
+const ca = await readDevelopmentCa(await createDevelopmentCa(new URL('./data', import.meta.url).pathname));
+const signer = createLocalSignerFromPem(ca.certificatePem, ca.keyPem);
+const issued = await issueNewCertificate(decodeNewCertificateRequest({ request: { CN: 'library.example', hosts: ['library.example'] } }), signer, defaultSigningPolicy());
+await signer.close();
+console.log(JSON.stringify({
+  resolved: ['@certsmith/issuer', '@certsmith/signer-local', '@certsmith/signer-api', '@certsmith/ubiquity-rules'].map((name) => import.meta.resolve(name)),
+  signerApi: SIGNER_API_VERSION,
+  ubiquityExports: Object.keys(ubiquity).length,
+  caPem: ca.certificatePem,
+  certificatePem: issued.certificatePem,
+}));
+`,
+    );
+    const { stdout } = await run(process.execPath, ['use.mjs'], issuing, 30_000);
+    const output = JSON.parse(stdout) as { resolved: string[]; signerApi: string; ubiquityExports: number; caPem: string; certificatePem: string };
+    expect(output.resolved.every((url) => url.startsWith(`file://${join(issuing, 'node_modules', '@certsmith')}/`) && url.endsWith('/dist/index.js'))).toBe(true);
+    expect(output.signerApi).toBe('1.0.0');
+    expect(output.ubiquityExports).toBeGreaterThan(0);
+    await writeFile(join(issuing, 'ca.pem'), output.caPem);
+    await writeFile(join(issuing, 'leaf.pem'), output.certificatePem);
+    const { stdout: verified } = await run('openssl', ['verify', '-CAfile', 'ca.pem', 'leaf.pem'], issuing, 15_000);
+    expect(verified.trim()).toBe('leaf.pem: OK');
+    expect(readdirSync(join(issuing, 'node_modules')).filter((name) => !name.startsWith('.'))).toEqual(['@certsmith']);
+  });
+});
