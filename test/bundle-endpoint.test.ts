@@ -123,35 +123,40 @@ interface AiaFixture {
   inter: TestCertificate;
   leaf: TestCertificate;
 }
+/** Leaves whose issuer is only reachable through their AIA URL, one per server behaviour. */
+interface AiaFixtures extends Record<'der' | 'pem' | 'p7c' | 'missing' | 'garbage' | 'slow' | 'hanging', AiaFixture> {
+  /** leaf → lower (AIA) → upper (AIA) → root. */
+  hop: { upper: TestCertificate; lower: TestCertificate; leaf: TestCertificate };
+}
 const aiaHits = new Map<string, number>();
 let aiaServer: HttpServer;
-let aiaBase: string;
 const aiaSockets = new Set<Socket>();
-/** Filled in once the AIA server has a port (the URLs are inside the certificates). */
-const aia: Record<'der' | 'pem' | 'p7c' | 'missing' | 'garbage' | 'slow' | 'hanging', AiaFixture> & {
-  hop: { upper: TestCertificate; lower: TestCertificate; leaf: TestCertificate };
-} = {} as never;
-const aiaBodies = new Map<string, { body: Buffer; delayMs?: number; status?: number; hang?: boolean }>();
+/** Made once the AIA server has a port: the URLs are inside the certificates. */
+let aia: AiaFixtures;
+const aiaBodies = new Map<string, { body: Buffer; delayMs?: number; hang?: boolean }>();
 
-function makeAiaFixtures(): void {
+function makeAiaFixtures(base: string): AiaFixtures {
   const issuedVia = (name: string, path: string): AiaFixture => {
     const fixtureInter = pki.intermediate(`E2E AIA ${name} Inter`, root, { key: 'ecdsa-p256' });
-    const fixtureLeaf = pki.leaf(`aia-${name}.example.com`, fixtureInter, { key: 'ecdsa-p256', caIssuers: [`${aiaBase}${path}`] });
+    const fixtureLeaf = pki.leaf(`aia-${name}.example.com`, fixtureInter, { key: 'ecdsa-p256', caIssuers: [`${base}${path}`] });
     return { inter: fixtureInter, leaf: fixtureLeaf };
   };
-  aia.der = issuedVia('der', '/der/inter.cer');
-  aia.pem = issuedVia('pem', '/pem/inter.crt');
-  aia.p7c = issuedVia('p7c', '/p7c/inter.p7c');
-  aia.missing = issuedVia('missing', '/missing.cer');
-  aia.garbage = issuedVia('garbage', '/garbage.cer');
-  aia.slow = issuedVia('slow', '/slow.cer');
-  aia.hanging = issuedVia('hanging', '/hanging.cer');
   const upper = pki.intermediate('E2E AIA Upper Inter', root, { key: 'ecdsa-p256' });
-  const lower = pki.intermediate('E2E AIA Lower Inter', upper, { key: 'ecdsa-p256', caIssuers: [`${aiaBase}/hop/upper.cer`] });
-  aia.hop = { upper, lower, leaf: pki.leaf('aia-hop.example.com', lower, { key: 'ecdsa-p256', caIssuers: [`${aiaBase}/hop/lower.cer`] }) };
+  const lower = pki.intermediate('E2E AIA Lower Inter', upper, { key: 'ecdsa-p256', caIssuers: [`${base}/hop/upper.cer`] });
+  return {
+    der: issuedVia('der', '/der/inter.cer'),
+    pem: issuedVia('pem', '/pem/inter.crt'),
+    p7c: issuedVia('p7c', '/p7c/inter.p7c'),
+    missing: issuedVia('missing', '/missing.cer'),
+    garbage: issuedVia('garbage', '/garbage.cer'),
+    slow: issuedVia('slow', '/slow.cer'),
+    hanging: issuedVia('hanging', '/hanging.cer'),
+    hop: { upper, lower, leaf: pki.leaf('aia-hop.example.com', lower, { key: 'ecdsa-p256', caIssuers: [`${base}/hop/lower.cer`] }) },
+  };
 }
 
-async function startAiaServer(): Promise<void> {
+/** Start the AIA server; resolves with its base URL. */
+async function startAiaServer(): Promise<string> {
   aiaServer = createHttpServer((request, response) => {
     const path = request.url ?? '';
     aiaHits.set(path, (aiaHits.get(path) ?? 0) + 1);
@@ -161,7 +166,7 @@ async function startAiaServer(): Promise<void> {
       return;
     }
     if (entry.hang) return; // never answers; the client's timeout must end it
-    const timer = setTimeout(() => response.writeHead(entry.status ?? 200).end(entry.body), entry.delayMs ?? 0);
+    const timer = setTimeout(() => response.writeHead(200).end(entry.body), entry.delayMs ?? 0);
     response.on('close', () => clearTimeout(timer));
   });
   aiaServer.on('connection', (socket: Socket) => {
@@ -169,7 +174,7 @@ async function startAiaServer(): Promise<void> {
     socket.on('close', () => aiaSockets.delete(socket));
   });
   await new Promise<void>((resolve) => aiaServer.listen(0, '127.0.0.1', resolve));
-  aiaBase = `http://127.0.0.1:${(aiaServer.address() as AddressInfo).port}`;
+  return `http://127.0.0.1:${(aiaServer.address() as AddressInfo).port}`;
 }
 
 async function serveAiaFixtures(): Promise<void> {
@@ -261,8 +266,8 @@ const expiryWarning = (indices: number[]): string =>
 
 beforeAll(async () => {
   workDir = await mkdtemp(join(tmpdir(), 'certsmith-bundle-e2e-'));
-  await Promise.all([startAiaServer(), startTlsServer()]);
-  makeAiaFixtures();
+  const [aiaBase] = await Promise.all([startAiaServer(), startTlsServer()]);
+  aia = makeAiaFixtures(aiaBase);
   await serveAiaFixtures();
 
   const mainCa = await writeExtendedBundle(TRUST_FILES.caBundle, [root.pem, sha1Root.pem], join(workDir, 'main-ca.crt'));

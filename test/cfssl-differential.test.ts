@@ -59,6 +59,21 @@ const leafOrphan = pki.leaf('orphan.diff.example', pki.intermediate('Differentia
 const sha1Inter = pki.intermediate('Differential SHA-1 Inter', root, { key: 'rsa-2048', signatureHash: 'SHA-1' });
 const leafUnderSha1 = pki.leaf('sha1.diff.example', sha1Inter, RSA_LEAF);
 const leafEd25519 = pki.leaf('ed25519.diff.example', inter, { key: 'ed25519' });
+// Chains Go's verifier rejects for a reason other than trust (codes 1210–1213, 1200).
+const subUnderPathLen0 = pki.intermediate('Differential Sub Inter', inter, { key: 'ecdsa-p256' });
+const leafTooDeep = pki.leaf('deep.diff.example', subUnderPathLen0, { key: 'ecdsa-p256' });
+const v1Inter = pki.issue({ subject: 'Differential V1 Inter', issuer: root, key: 'ecdsa-p256', version: 1 });
+const leafUnderV1 = pki.leaf('v1.diff.example', v1Inter, { key: 'ecdsa-p256' });
+const constrainedInter = pki.intermediate('Differential Constrained Inter', root, {
+  key: 'ecdsa-p256',
+  nameConstraints: { permitted: { dns: ['allowed.example'] } },
+});
+const leafOutsideConstraints = pki.leaf('www.forbidden.example', constrainedInter, { key: 'ecdsa-p256' });
+const leafCriticalExtension = pki.leaf('critical.diff.example', inter, {
+  key: 'ecdsa-p256',
+  extraExtensions: [{ oid: '1.3.6.1.4.1.55555.1', critical: true, value: new Uint8Array([0x05, 0x00]) }],
+});
+const leafDsa = pki.leaf('dsa.diff.example', inter, { key: 'dsa-2048' });
 const otherKey = pki.leaf('other.diff.example', inter, { key: 'ecdsa-p256', keyLabel: 'another key' }).key;
 
 /** Real intermediates of int-bundle.crt (subject CN), bundled alone; skipped when not valid today. */
@@ -126,6 +141,7 @@ const COMPARED_FIELDS = [
 ] as const;
 
 const SHA1_MESSAGE = / due to SHA-1 deprecation$/;
+const UNKNOWN_AUTHORITY = { code: 1220, message: 'x509: certificate signed by unknown authority' };
 
 /** The status with map-ordered parts turned into sets (sorted). */
 function normalisedStatus(status: Record<string, unknown>): Record<string, unknown> {
@@ -255,6 +271,12 @@ async function compare(body: unknown): Promise<{ cfssl: Reply; certsmith: Reply 
 }
 
 const pem = (...certs: TestCertificate[]): string => chainPem(...certs);
+/** Legacy OpenSSL encryption (`Proc-Type: 4,ENCRYPTED` header), which CFSSL recognises (2100). */
+const encryptedPkcs1 = (cert: TestCertificate): string =>
+  cert.key.privateKey.export({ type: 'pkcs1', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'secret' }) as string;
+/** `ENCRYPTED PRIVATE KEY` (PKCS#8 with PBES2): no header, so CFSSL only fails to parse it (2003). */
+const encryptedPkcs8 = (cert: TestCertificate): string =>
+  cert.key.privateKey.export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'secret' }) as string;
 
 /** A PEM PKCS#7 "certs-only" bundle without CRLs, made by openssl (independent of certsmith). */
 async function pkcs7Pem(certificates: string): Promise<string> {
@@ -306,6 +328,9 @@ describe('POST /api/v1/cfssl/bundle: certsmith vs cfssl serve 1.2.0', () => {
       ['key mismatch → 2300', { certificate: pem(leafP256, inter), private_key: otherKey.pkcs8Pem }],
       ['key of another type → 2300', { certificate: pem(leafP256, inter), private_key: leafRsa2048.key.pkcs8Pem }],
       ['garbage key → 2002', { certificate: pem(leafP256, inter), private_key: 'garbage' }],
+      ['encrypted PKCS#1 key → 2100', { certificate: pem(leafRsa2048, inter), private_key: encryptedPkcs1(leafRsa2048) }],
+      ['DSA key → 2003', { certificate: pem(leafP256, inter), private_key: leafDsa.key.pkcs8Pem }],
+      ['unknown critical extension → 1200', { certificate: pem(leafCriticalExtension, inter) }],
       ['certificate as key → 2003', { certificate: pem(leafP256, inter), private_key: leafP256.pem }],
       ['domain mismatch → 1200', { certificate: pem(leafP256, inter), domain: 'example.com' }],
       ['IP mismatch → 1200', { certificate: pem(leafP256, inter), ip: '10.0.0.1' }],
@@ -339,6 +364,47 @@ describe('POST /api/v1/cfssl/bundle: certsmith vs cfssl serve 1.2.0', () => {
       const [theirs, ours] = [await post(cfssl.url, body), await post(certsmith.url, body)];
       expect(theirs.body.errors).toEqual([{ code: 1003, message: 'Failed to parse certificate' }]);
       expect(ours.body.result).toMatchObject({ crt: leafRsa2048.pem.trim(), bundle: pem(leafRsa2048, inter).trim(), status: { rebundled: false } });
+    });
+
+    it('answers 2100 for an encrypted PKCS#8 key, where CFSSL answers 2003 (x509-core README)', async () => {
+      const body = { certificate: pem(leafRsa2048, inter), private_key: encryptedPkcs8(leafRsa2048) };
+      const [theirs, ours] = [await post(cfssl.url, body), await post(certsmith.url, body)];
+      expect(theirs.body.errors).toEqual([{ code: 2003, message: 'Failed to parse private key' }]);
+      expect(ours.body.errors).toEqual([{ code: 2100, message: 'Private key is encrypted.' }]);
+    });
+
+    it('words 2200 as current CFSSL does (1.2.0 predates Ed25519)', async () => {
+      const body = { certificate: pem(leafDsa, inter) };
+      const [theirs, ours] = [await post(cfssl.url, body), await post(certsmith.url, body)];
+      expect(theirs.body.errors).toEqual([{ code: 2200, message: 'Private key algorithm is not RSA or ECC' }]);
+      expect(ours.body.errors).toEqual([{ code: 2200, message: 'Private key algorithm is not RSA or ECC or Ed25519' }]);
+    });
+
+    // When the intermediates a client sends lead to no valid chain, CFSSL answers the original
+    // unknown-authority error (doc 2.5 step 4, 2.6) but keeps the intermediates that verified; once
+    // they are known, its first verification meets the real problem and it answers that. What a client
+    // sees therefore depends on earlier requests. certsmith names the real problem every time.
+    it.each([
+      ['a v1 intermediate', () => pem(leafUnderV1, v1Inter), 1210, 'x509: certificate is not authorized to sign other certificates'],
+      [
+        'an intermediate whose name constraints exclude the leaf',
+        () => pem(leafOutsideConstraints, constrainedInter),
+        1212,
+        'x509: a root or intermediate certificate is not authorized to sign for this name: DNS name "www.forbidden.example" is not permitted by any constraint',
+      ],
+      ['a chain longer than a path length allows', () => pem(leafTooDeep, subUnderPathLen0, inter), 1213, 'x509: too many intermediates for path length constraint'],
+    ])('answers %s with its 121x error at once, where CFSSL may first answer 1220', async (_name, certificate, code, message) => {
+      const body = { certificate: certificate() };
+      const theirs: Array<Reply['body']['errors']> = [];
+      for (let attempt = 0; attempt < 3; attempt += 1) {
+        theirs.push((await post(cfssl.url, body)).body.errors);
+        if (theirs.at(-1)![0]?.code !== 1220) break;
+      }
+      expect(theirs.at(-1)).toEqual([{ code, message }]);
+      for (const earlier of theirs.slice(0, -1)) expect(earlier).toEqual([UNKNOWN_AUTHORITY]);
+      for (let attempt = 0; attempt < 2; attempt += 1) {
+        expect((await post(certsmith.url, body)).body.errors).toEqual([{ code, message }]);
+      }
     });
 
     it('answers a wrong-typed body with 400/code 400 in JSON, where CFSSL answers 500/code 0 in text/plain', async () => {
