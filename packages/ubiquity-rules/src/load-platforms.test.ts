@@ -43,7 +43,7 @@ describe('loadPlatforms', () => {
 
   it('fails with CFSSL\'s load message when the file is missing', async () => {
     await expect(loadPlatforms(join(dir, 'nope.json'))).rejects.toMatchObject({
-      code: 0,
+      code: 4003,
       message: `platform metadata failed to load: open ${join(dir, 'nope.json')}: no such file or directory`,
     });
   });

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { posix as path } from 'node:path';
 import { rootCertificates } from 'node:tls';
-import { CertsmithError, decodePemBlock, parseCertificate, parsePkcs7Certificates } from '@certsmith/x509-core';
+import { CertsmithError, ErrorCode, decodePemBlock, parseCertificate, parsePkcs7Certificates } from '@certsmith/x509-core';
 import type { Certificate } from '@certsmith/x509-core';
 import { platformHashUbiquity, platformKeyAlgoUbiquity, spkiSha1, type Platform } from './platform.js';
 
@@ -16,7 +16,10 @@ import { platformHashUbiquity, platformKeyAlgoUbiquity, spkiSha1, type Platform 
  */
 export class PlatformMetadataError extends CertsmithError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super(0, message, options);
+    // CFSSL returns these as plain (uncoded) errors and refuses to start. certsmith checks the
+    // metadata at start-up too, and codes it 4003 (root trust data unparsable) so that a failure
+    // that still reaches a request is a 400 with a code, never a 500.
+    super(ErrorCode.RootParseFailed, message, options);
   }
 }
 
