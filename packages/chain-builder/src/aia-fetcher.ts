@@ -10,7 +10,7 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
 import { Agent, EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
-import { CertsmithError, ErrorCode, parseCertificates, type Certificate } from '@certsmith/x509-core';
+import { CertsmithError, ErrorCode, isCodedError, parseCertificates, type Certificate } from '@certsmith/x509-core';
 
 /**
  * Decides whether a fetch may go to `url`. `resolvedAddress` is the IP the connection will use
@@ -175,6 +175,8 @@ export function createAiaFetcher(options: AiaFetcherOptions = {}): AiaFetcher {
         response = await get(url, signal);
       } catch (error) {
         if (error instanceof AiaFetchError) throw error;
+        // A guard's coded refusal (e.g. `createNetworkGuard`) already names the URL and the address.
+        if (isCodedError(error) && error.code === ErrorCode.DialFailed) throw new AiaFetchError(error.message, { cause: error });
         const reason = signal.aborted ? `timed out after ${timeoutMs} ms` : error instanceof Error ? error.message : String(error);
         throw new AiaFetchError(`GET ${url.href}: ${reason}`, { cause: error });
       }

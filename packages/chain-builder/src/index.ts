@@ -30,3 +30,20 @@ export type { ResolveChainsResult } from './resolve-chains.js';
 export { matchHostnames, parseIpAddress, verifyHostname } from './verify-hostname.js';
 export { DialError, fetchPeerCertificates, splitHostPort } from './peer-certificates.js';
 export type { FetchPeerCertificatesOptions, PeerCertificatesResult } from './peer-certificates.js';
+export type { PeerGuard } from './peer-certificates.js';
+export {
+  InvalidAddressError,
+  PrivateNetworkRefusedError,
+  SPECIAL_PURPOSE_RANGES,
+  classifyAddress,
+  createNetworkGuard,
+  parseCidr,
+} from './network-guard.js';
+export type {
+  AddressClassification,
+  AddressKind,
+  AddressRange,
+  Cidr,
+  NetworkGuard,
+  NetworkGuardOptions,
+} from './network-guard.js';

@@ -5,7 +5,8 @@
  * `Failed rigid TLS handshake with <host>:<port>: <err>`. Dial failures are CFSSL's 6000.
  */
 import { checkServerIdentity as checkIdentity, connect, type ConnectionOptions, type PeerCertificate, type TLSSocket } from 'node:tls';
-import { isIP } from 'node:net';
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { isIP, type LookupFunction } from 'node:net';
 import { CertsmithError, ErrorCode, parseCertificate, type Certificate } from '@certsmith/x509-core';
 import type { CertificatePool } from './certificate-pool.js';
 import { GoX509, rfc3339 } from './go-errors.js';
@@ -25,7 +26,20 @@ export interface FetchPeerCertificatesOptions {
   trust?: CertificatePool;
   /** Clock for expiry texts. Default now. */
   now?: Date;
+  /**
+   * Asked about every address before connecting (see {@link PeerGuard}); e.g. `createNetworkGuard()`.
+   * Default: connect anywhere (CFSSL).
+   */
+  guard?: PeerGuard;
 }
+
+/**
+ * Decides whether the dial may go to `address` (`target` is `host:port` as dialled). Called once per
+ * DNS answer (or with the literal `ip`/`domain`) before any connection; the checked answers are the
+ * ones connected to, so a name cannot rebind between check and connect. Return false or throw to
+ * refuse: the fetch fails with {@link DialError} 6000 carrying the thrown message, without a retry.
+ */
+export type PeerGuard = (target: string, address: string) => boolean | Promise<boolean>;
 
 /** What the server presented. */
 export interface PeerCertificatesResult {
@@ -121,6 +135,7 @@ function attempt(
   strict: boolean,
   timeoutMs: number,
   trust: CertificatePool | undefined,
+  addresses: readonly { address: string; family: number }[] | null,
 ): Promise<Attempt> {
   return new Promise((resolve, reject) => {
     const target = formatTarget(host, port);
@@ -131,6 +146,8 @@ function attempt(
     if (strict && trust) tlsOptions.ca = trust.pemList();
     if (strict) tlsOptions.checkServerIdentity = (_name, cert) => checkIdentity(serverName, cert);
     else tlsOptions.checkServerIdentity = () => undefined;
+    // Guarded dials connect only to the answers the guard accepted (no second DNS lookup).
+    if (addresses !== null) tlsOptions.lookup = pinnedLookup(addresses);
     let socket: TLSSocket;
     try {
       socket = connect(tlsOptions);
@@ -190,10 +207,64 @@ function strictFailureText(failure: HandshakeFailure, certs: readonly Certificat
   return failure.text;
 }
 
+/** A `net.connect` lookup that answers with fixed, already-checked addresses. */
+function pinnedLookup(addresses: readonly { address: string; family: number }[]): LookupFunction {
+  return ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+    const first = addresses[0] as { address: string; family: number };
+    if (options.all) callback(null, addresses.map((a) => ({ address: a.address, family: a.family })));
+    else callback(null, first.address, first.family);
+  }) as unknown as LookupFunction;
+}
+
+/**
+ * Resolve `host` once and ask the guard about every answer (or about the literal address). Returns
+ * the answers to connect to, `null` for a literal address (no lookup happens).
+ * @throws {DialError} 6000: the guard's refusal, or Go's `no such host` text
+ */
+async function resolveGuarded(host: string, target: string, timeoutMs: number, guard: PeerGuard): Promise<{ address: string; family: number }[] | null> {
+  const ask = async (address: string): Promise<void> => {
+    let verdict: boolean;
+    try {
+      verdict = await guard(target, address);
+    } catch (error) {
+      throw new DialError(error instanceof Error ? error.message : String(error), { cause: error });
+    }
+    if (!verdict) throw new DialError(`dial tcp ${target}: connection to ${address} refused by guard`);
+  };
+  if (isIP(host) !== 0) {
+    await ask(host);
+    return null;
+  }
+  let answers: { address: string; family: number }[];
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    // Bounded like the unguarded dial, whose lookup runs under the attempt's timer.
+    answers = await Promise.race([
+      // An empty host dials this machine (Node's `net.connect` defaults to localhost, as Go's dialer).
+      dnsLookup(host === '' ? 'localhost' : host, { all: true }),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(Object.assign(new Error('i/o timeout'), { code: 'ETIMEDOUT' })), timeoutMs);
+      }),
+    ]);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ETIMEDOUT') {
+      throw new DialError(`dial tcp: lookup ${host}: i/o timeout`, { cause: error });
+    }
+    throw new DialError(dialText(target, host, error as NodeJS.ErrnoException), { cause: error });
+  } finally {
+    clearTimeout(timer);
+  }
+  if (answers.length === 0) throw new DialError(`dial tcp: lookup ${host}: no such host`);
+  // Every answer must pass: a name that mixes public and private answers is refused outright.
+  for (const answer of answers) await ask(answer.address);
+  return answers;
+}
+
 /**
  * Fetch the server's certificate chain. SNI is `domain` (without port); the connection goes to
  * `ip` when given, else to `domain`.
- * @throws {DialError} 6000 when even the insecure attempt fails (Go-style dial text)
+ * @throws {DialError} 6000 when even the insecure attempt fails (Go-style dial text), or when
+ * `guard` refuses an address (its message; no connection is made)
  */
 export async function fetchPeerCertificates(options: FetchPeerCertificatesOptions): Promise<PeerCertificatesResult> {
   const { host: domainHost, port } = splitHostPort(options.domain, options.port ?? 443);
@@ -201,13 +272,14 @@ export async function fetchPeerCertificates(options: FetchPeerCertificatesOption
   const timeoutMs = options.timeoutMs ?? 5_000;
   const target = formatTarget(host, port);
   const now = options.now ?? new Date();
+  const addresses = options.guard ? await resolveGuarded(host, target, timeoutMs, options.guard) : null;
   try {
-    const strict = await attempt(host, port, domainHost, true, timeoutMs, options.trust);
+    const strict = await attempt(host, port, domainHost, true, timeoutMs, options.trust, addresses);
     return { certificates: strict.certificates, handshakeWarning: null, serverName: domainHost, target };
   } catch (strictError) {
     let insecure: Attempt;
     try {
-      insecure = await attempt(host, port, domainHost, false, timeoutMs, options.trust);
+      insecure = await attempt(host, port, domainHost, false, timeoutMs, options.trust, addresses);
     } catch (retryError) {
       const text = retryError instanceof HandshakeFailure ? retryError.text : String(retryError);
       throw new DialError(text, { cause: retryError });
