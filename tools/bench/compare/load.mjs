@@ -1,0 +1,187 @@
+/**
+ * Closed-loop HTTP load generator on undici's Pool: `concurrency` loops, each sending the next
+ * request as soon as its previous answer has been read in full, for a bounded time.
+ *
+ * Closed loop (not a fixed arrival rate) because the question is "how many requests per second
+ * does each server sustain at this concurrency, and how long does each take" — the req/s that
+ * CFSSL's users observe with N parallel clients. Only 200 answers count towards req/s and the
+ * latency percentiles; everything else is an error, so a server that fails fast cannot look fast.
+ */
+import { performance } from 'node:perf_hooks';
+import { Pool } from 'undici';
+import { readCpuMs, sampleRss } from './servers.mjs';
+
+/**
+ * A keep-alive connection pool to one server. One per server for the whole run: at concurrency c
+ * it uses c connections, opened once.
+ *
+ * @param {string} url
+ * @param {object} [options]
+ * @param {number} [options.connections]
+ * @param {number} [options.requestTimeoutMs]  per request (headers and body); bounds a round's overrun
+ */
+export function createClient(url, { connections = 64, requestTimeoutMs = 60_000 } = {}) {
+  return new Pool(url, {
+    connections,
+    pipelining: 1,
+    headersTimeout: requestTimeoutMs,
+    bodyTimeout: requestTimeoutMs,
+    keepAliveTimeout: 60_000,
+  });
+}
+
+/**
+ * POST a JSON body; resolves with the status and the body text (0 and the error text when the
+ * connection failed — e.g. CFSSL's handler panicking closes the connection, behaviour doc 2.5).
+ *
+ * @param {import('undici').Pool} client
+ * @param {string} path
+ * @param {string} body
+ * @returns {Promise<{ status: number, text: string }>}
+ */
+export async function post(client, path, body) {
+  try {
+    const response = await client.request({ method: 'POST', path, body, headers: { 'content-type': 'application/json' } });
+    return { status: response.statusCode, text: await response.body.text() };
+  } catch (error) {
+    return { status: 0, text: String(error?.code ?? error) };
+  }
+}
+
+/** Nearest-rank percentile of an ascending-sorted array, in the array's unit. */
+export function percentile(sorted, p) {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+/** Median of numbers (NaNs ignored); NaN for none. */
+export function median(values) {
+  const sorted = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
+  if (sorted.length === 0) return NaN;
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/**
+ * @typedef {object} RoundResult
+ * @property {number} ok            200 answers
+ * @property {number} errors        anything else (non-200 status or no answer)
+ * @property {Record<string, number>} statuses  count per status ("0" = no HTTP answer)
+ * @property {string} [firstError]  status and start of the first error body, for the report
+ * @property {number} elapsedMs     first request sent → last answer read
+ * @property {number} rps           ok / elapsed
+ * @property {number} p50Ms
+ * @property {number} p95Ms
+ * @property {number} p99Ms
+ * @property {number} peakRssBytes  peak VmRSS of the server during the round
+ * @property {number} cpuMsPerRequest  server CPU (all threads) per answered request
+ * @property {number} clientCores  CPU this process (the load generator) used, in cores: shows
+ *   whether the generator, which shares the machine, could have been the bottleneck
+ */
+
+/**
+ * Run one bounded round against one server.
+ *
+ * @param {object} options
+ * @param {import('undici').Pool} options.client
+ * @param {string} options.path
+ * @param {string[]} options.bodies   used round-robin across all loops
+ * @param {number} options.concurrency
+ * @param {number} options.durationMs  no request is *started* after this; in-flight ones finish
+ * @param {number} options.pid        server process, for RSS and CPU sampling
+ * @returns {Promise<RoundResult>}
+ */
+export async function runRound({ client, path, bodies, concurrency, durationMs, pid }) {
+  const latencies = [];
+  const statuses = {};
+  let errors = 0;
+  let firstError;
+  let next = 0;
+  const rss = sampleRss(pid);
+  const cpuBefore = readCpuMs(pid);
+  const clientBefore = process.cpuUsage();
+  const started = performance.now();
+  const deadline = started + durationMs;
+
+  async function loop() {
+    while (performance.now() < deadline) {
+      const body = bodies[next++ % bodies.length];
+      const sent = performance.now();
+      const { status, text } = await post(client, path, body);
+      const took = performance.now() - sent;
+      statuses[status] = (statuses[status] ?? 0) + 1;
+      if (status === 200) {
+        latencies.push(took);
+      } else {
+        errors++;
+        firstError ??= `${status} ${text.slice(0, 160)}`;
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: concurrency }, loop));
+
+  const elapsedMs = performance.now() - started;
+  const cpuMs = readCpuMs(pid) - cpuBefore;
+  const clientCpu = process.cpuUsage(clientBefore);
+  const peakRssBytes = rss.stop();
+  latencies.sort((a, b) => a - b);
+  return {
+    ok: latencies.length,
+    errors,
+    statuses,
+    firstError,
+    elapsedMs,
+    rps: latencies.length / (elapsedMs / 1000),
+    p50Ms: percentile(latencies, 50),
+    p95Ms: percentile(latencies, 95),
+    p99Ms: percentile(latencies, 99),
+    peakRssBytes,
+    cpuMsPerRequest: latencies.length + errors > 0 ? cpuMs / (latencies.length + errors) : NaN,
+    clientCores: (clientCpu.user + clientCpu.system) / 1000 / elapsedMs,
+  };
+}
+
+/**
+ * Summarise rounds: medians of req/s and of each round's percentiles (robust to one disturbed
+ * round), errors summed, RSS as the peak over all rounds.
+ *
+ * @param {RoundResult[]} rounds
+ */
+export function summarise(rounds) {
+  const pick = (key) => median(rounds.map((round) => round[key]));
+  const statuses = {};
+  for (const round of rounds) for (const [code, n] of Object.entries(round.statuses)) statuses[code] = (statuses[code] ?? 0) + n;
+  return {
+    rps: pick('rps'),
+    p50Ms: pick('p50Ms'),
+    p95Ms: pick('p95Ms'),
+    p99Ms: pick('p99Ms'),
+    cpuMsPerRequest: pick('cpuMsPerRequest'),
+    clientCores: pick('clientCores'),
+    peakRssBytes: maxOrNaN(rounds.map((round) => round.peakRssBytes)),
+    ok: rounds.reduce((sum, round) => sum + round.ok, 0),
+    errors: rounds.reduce((sum, round) => sum + round.errors, 0),
+    statuses,
+    firstError: rounds.find((round) => round.firstError)?.firstError,
+  };
+}
+
+/** Largest of the numbers (NaNs ignored); NaN for none. */
+export function maxOrNaN(values) {
+  const numbers = values.filter((v) => !Number.isNaN(v));
+  return numbers.length > 0 ? Math.max(...numbers) : NaN;
+}
+
+/** Run `fn` over `items` with at most `limit` in flight; results in input order. */
+export async function mapLimit(items, limit, fn) {
+  const results = new Array(items.length);
+  let next = 0;
+  async function worker() {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index], index);
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}

@@ -1,0 +1,250 @@
+/**
+ * Start, watch and stop the two servers under test: `certsmith serve` (this repo's build) and
+ * Debian's `cfssl serve` (CFSSL 1.2.0), both on 127.0.0.1 with the same files.
+ *
+ * Every child is registered so that {@link stopAllServers} (called on normal exit, on errors and
+ * on Ctrl-C) leaves nothing running; each is killed by its own pid, never by name.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+/** @typedef {'certsmith' | 'cfssl'} ServerKind */
+
+/**
+ * Files a server is started with; omitted ones are not passed (same flag names on both sides).
+ * @typedef {object} ServerFiles
+ * @property {string} [ca]
+ * @property {string} [caKey]
+ * @property {string} [caBundle]
+ * @property {string} [intBundle]
+ * @property {string} [metadata]
+ */
+
+/**
+ * @typedef {object} RunningServer
+ * @property {ServerKind} kind
+ * @property {string} label    e.g. "certsmith" or "cfssl (pool B)"
+ * @property {number} pid
+ * @property {string} url      http://127.0.0.1:<port>
+ * @property {number} readyMs  process start → first answered readiness request
+ * @property {string} logFile  the server's stdout+stderr
+ * @property {() => Promise<void>} stop
+ */
+
+const FLAGS = [
+  ['ca', 'ca'],
+  ['caKey', 'ca-key'],
+  ['caBundle', 'ca-bundle'],
+  ['intBundle', 'int-bundle'],
+  ['metadata', 'metadata'],
+];
+
+/**
+ * What "ready" means per server. certsmith has `/health`; cfssl 1.2.0 has none (behaviour doc 8),
+ * but it registers every handler — bundler and signer already loaded — before it listens
+ * (doc 5, startup order), so its first answered request of any kind marks readiness; `scaninfo`
+ * is a cheap GET that answers 200.
+ */
+const READY_PATH = { certsmith: '/api/v1/cfssl/health', cfssl: '/api/v1/cfssl/scaninfo' };
+
+/** @type {Set<import('node:child_process').ChildProcess>} */
+const children = new Set();
+
+/** Ask the kernel for a free loopback port (bind to 0, read it, release it). */
+export function findFreePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** One GET on a fresh connection; resolves with the status code, or 0 when nothing answered. */
+function probe(url, timeoutMs) {
+  return new Promise((resolve) => {
+    const req = httpRequest(url, { agent: false, timeout: timeoutMs }, (res) => {
+      res.resume();
+      res.once('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.once('timeout', () => req.destroy());
+    req.once('error', () => resolve(0));
+    req.end();
+  });
+}
+
+/**
+ * Start one server and wait until it answers. `readyMs` counts from just before `spawn` (so it
+ * includes the runtime's own start-up) to the first answer, polled every 5 ms on fresh connections.
+ *
+ * @param {object} options
+ * @param {ServerKind} options.kind
+ * @param {ServerFiles} options.files
+ * @param {string} options.workDir    for logs (and certsmith's --data-dir)
+ * @param {string} options.repoRoot
+ * @param {string} [options.label]
+ * @param {number} [options.workers]  certsmith --workers (default: its own, the CPU count)
+ * @param {string[]} [options.nodeArgs]  extra `node` flags for certsmith, e.g. `--cpu-prof`
+ * @param {number} [options.timeoutMs]
+ * @returns {Promise<RunningServer>}
+ */
+export async function startServer({ kind, files, workDir, repoRoot, label = kind, workers, nodeArgs = [], timeoutMs = 60_000 }) {
+  const port = await findFreePort();
+  let command;
+  let args;
+  if (kind === 'certsmith') {
+    command = process.execPath;
+    args = [
+      ...nodeArgs,
+      join(repoRoot, 'apps/server/dist/cli.js'),
+      'serve',
+      '--address',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--data-dir',
+      join(workDir, 'certsmith-data'),
+    ];
+    if (workers) args.push('--workers', String(workers));
+  } else {
+    command = 'cfssl';
+    args = ['serve', '-address', '127.0.0.1', '-port', String(port)];
+  }
+  const dash = kind === 'certsmith' ? '--' : '-';
+  for (const [key, flag] of FLAGS) if (files[key]) args.push(`${dash}${flag}`, files[key]);
+
+  // Logs go straight to a file: both servers log one line per request at their default level, and
+  // a pipe we had to drain would put this process's CPU on the servers' critical path.
+  const logFile = join(workDir, `${label.replace(/[^a-z0-9]+/gi, '-')}-${port}.log`);
+  const fd = openSync(logFile, 'a');
+  const started = performance.now();
+  const child = spawn(command, args, { stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  children.add(child);
+  let exited = false;
+  child.once('exit', () => {
+    exited = true;
+    children.delete(child);
+  });
+  child.once('error', () => {
+    exited = true;
+    children.delete(child);
+  });
+
+  const url = `http://127.0.0.1:${port}`;
+  const server = {
+    kind,
+    label,
+    pid: child.pid ?? -1,
+    url,
+    readyMs: NaN,
+    logFile,
+    stop: () => stopChild(child),
+  };
+  const deadline = started + timeoutMs;
+  for (;;) {
+    const status = await probe(url + READY_PATH[kind], 1_000);
+    const readyAt = performance.now();
+    if (kind === 'certsmith' ? status === 200 : status !== 0) {
+      server.readyMs = readyAt - started;
+      return server;
+    }
+    if (exited || readyAt > deadline) {
+      await server.stop();
+      throw new Error(
+        `${label} did not become ready (${exited ? 'exited' : `no answer in ${timeoutMs} ms`}): ${command} ${args.join(' ')}\n${tail(
+          logFile
+        )}`
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** Last lines of a log file, for failure messages. */
+export function tail(file, lines = 20) {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+/** SIGTERM (both servers shut down gracefully on it), SIGKILL after 5 s. */
+function stopChild(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/** Stop every server this process started (graceful, bounded). */
+export async function stopAllServers() {
+  await Promise.all([...children].map((child) => stopChild(child)));
+}
+
+/** Last resort from a synchronous `exit` handler: SIGKILL what is still running. */
+export function killAllServersNow() {
+  for (const child of children) child.kill('SIGKILL');
+}
+
+/** Resident set size of a process in bytes (`VmRSS` of /proc/<pid>/status), NaN when unreadable. */
+export function readRss(pid) {
+  try {
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/**
+ * CPU time (user + system, all threads) a process has used so far, in ms, from /proc/<pid>/stat;
+ * NaN when unreadable. Per-request CPU is the cost measure least disturbed by the load generator
+ * sharing the machine.
+ */
+export function readCpuMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the parenthesised command name (which may contain spaces): utime is field 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * Sample a process's RSS every `intervalMs` until stopped; `stop()` returns the peak in bytes.
+ * @param {number} pid
+ * @param {number} [intervalMs]
+ */
+export function sampleRss(pid, intervalMs = 50) {
+  let peak = readRss(pid);
+  const timer = setInterval(() => {
+    const rss = readRss(pid);
+    if (rss > peak || Number.isNaN(peak)) peak = rss;
+  }, intervalMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      const rss = readRss(pid);
+      if (rss > peak || Number.isNaN(peak)) peak = rss;
+      return peak;
+    },
+  };
+}
