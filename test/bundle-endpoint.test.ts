@@ -285,10 +285,13 @@ beforeAll(async () => {
     ]),
   );
   const common = (name: string): string[] => ['--port', '0', '--data-dir', join(workDir, name), '--workers', '1', '--loglevel', 'warn'];
+  // The AIA and TLS fixtures listen on 127.0.0.1, which the SSRF guard refuses by default: `main` and
+  // `embedded` allow it; `ranking` keeps the default and shows the refusal.
+  const allowLoopback = ['--allow-private-networks'];
   [main, ranking, embedded] = await Promise.all([
-    startCertsmith([...common('main'), '--ca-bundle', mainCa, '--int-bundle', mainInt, '--metadata', TRUST_FILES.metadata]),
+    startCertsmith([...common('main'), ...allowLoopback, '--ca-bundle', mainCa, '--int-bundle', mainInt, '--metadata', TRUST_FILES.metadata]),
     startCertsmith([...common('ranking'), '--ca-bundle', rankingCa, '--int-bundle', rankingInt, '--metadata', rankingMetadata]),
-    startCertsmith(common('embedded')),
+    startCertsmith([...common('embedded'), ...allowLoopback]),
   ]);
 });
 
@@ -645,6 +648,13 @@ describe('POST /api/v1/cfssl/bundle', () => {
         code: 1200,
         message: 'x509: certificate is valid for localhost, not wrong.example',
       });
+    });
+
+    it('refuses a loopback target with 6000 when private networks are not allowed (the default)', async () => {
+      const error = await bundleError(ranking, { domain: `localhost:${tlsPort}` });
+      expect(error.code).toBe(6000);
+      expect(error.message).toContain('127.0.0.1');
+      expect(error.message).toContain('--allow-private-networks');
     });
 
     it('answers 6000 with Go\'s dial text when nothing listens', async () => {

@@ -4,9 +4,18 @@
  * long flag. Unknown flags and stray arguments are usage errors (exit code 1), as in CFSSL.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { LogLevel } from '@certsmith/http-api';
+import { parseMinTlsVersion } from '@certsmith/http-api';
+import type { LogLevel, MinTlsVersion } from '@certsmith/http-api';
+import { parseEndpointList } from './server-options.js';
 import type { ServerOptionsInput } from './server-options.js';
 import { registerHsmCommand } from './hsm-command.js';
+import { registerBundleCommand } from './commands/bundle.js';
+import { registerCertinfoCommand } from './commands/certinfo.js';
+import { registerConfigCommand } from './commands/config-check.js';
+import { registerGencertCommand } from './commands/gencert.js';
+import { registerGenkeyCommand } from './commands/genkey.js';
+import { registerSignCommand } from './commands/sign.js';
+import { registerSplitCommand } from './commands/split.js';
 
 /** What the program does for each command; injected so tests can parse without starting a server. */
 export interface CliHandlers {
@@ -27,6 +36,13 @@ export function parseLogLevel(value: string): LogLevel {
   const name = value.toLowerCase() as LogLevel;
   if (LOG_LEVELS.includes(name)) return name;
   throw new InvalidArgumentError(`expected 0-5 or one of ${LOG_LEVELS.join(', ')}`);
+}
+
+/** Parse `--min-tls-version`: `1.2` or `1.3` (CFSSL's `1.0`/`1.1` are refused: not offered by certsmith). */
+function parseMinTlsVersionFlag(value: string): MinTlsVersion {
+  const version = parseMinTlsVersion(value);
+  if (version === null) throw new InvalidArgumentError('expected 1.2 or 1.3 (TLS 1.0 and 1.1 are not supported)');
+  return version;
 }
 
 function integerParser(min: number, max: number): (value: string) => number {
@@ -53,6 +69,16 @@ export const SERVE_FLAGS: readonly string[] = [
   'loglevel',
   'max-body',
   'max-queue',
+  'tls-cert',
+  'tls-key',
+  'min-tls-version',
+  'mutual-tls-ca',
+  'mutual-tls-cn',
+  'disable',
+  'require-auth',
+  'signer-timeout',
+  'metrics-address',
+  'allow-private-networks',
   'help',
   'version',
 ];
@@ -107,12 +133,29 @@ export function createProgram(handlers: CliHandlers): Command {
     )
     .option('--max-body <bytes>', 'largest request body in bytes (default: 1048576)', integerParser(1, Number.MAX_SAFE_INTEGER))
     .option('--max-queue <n>', 'tasks that may wait for a worker before 503 (default: workers * 64)', integerParser(0, Number.MAX_SAFE_INTEGER))
+    .option('--tls-cert <file>', 'server certificate (PEM, intermediates may follow) for HTTPS; needs --tls-key')
+    .option('--tls-key <file>', 'private key of --tls-cert (PEM); needs --tls-cert')
+    .option('--min-tls-version <version>', 'lowest TLS version accepted: 1.2 or 1.3 (default: 1.2)', parseMinTlsVersionFlag)
+    .option('--mutual-tls-ca <file>', 'require client certificates that verify against these CA certificates (PEM); needs TLS')
+    .option('--mutual-tls-cn <regex>', 'client certificate CN must match this regular expression, else 403 Invalid CN; needs --mutual-tls-ca')
+    .option('--disable <endpoints>', 'comma-separated endpoints not to serve (404), e.g. newcert,sign; health cannot be disabled')
+    .option('--require-auth <endpoints>', 'newcert and/or sign answer every request 400 "authentication required" (use authsign)')
+    .option('--signer-timeout <ms>', 'longest a signer call may take before the request fails with 2500 (default: 30000)', integerParser(1, 2_147_483_647))
+    .option('--metrics-address <host:port>', 'serve Prometheus /metrics on this address instead of the API port (e.g. 127.0.0.1:9100)')
+    .option('--allow-private-networks', 'let AIA and domain bundling fetch from private, loopback and link-local addresses (refused by default)')
     .allowExcessArguments(false)
     .action(async (flags: ServeFlags) => {
       await handlers.serve(toServerOptionsInput(flags));
     });
 
   registerHsmCommand(program);
+  registerGencertCommand(program);
+  registerGenkeyCommand(program);
+  registerSignCommand(program);
+  registerBundleCommand(program);
+  registerCertinfoCommand(program);
+  registerSplitCommand(program);
+  registerConfigCommand(program);
   return program;
 }
 
@@ -131,6 +174,16 @@ interface ServeFlags {
   loglevel?: LogLevel;
   maxBody?: number;
   maxQueue?: number;
+  tlsCert?: string;
+  tlsKey?: string;
+  minTlsVersion?: MinTlsVersion;
+  mutualTlsCa?: string;
+  mutualTlsCn?: string;
+  disable?: string;
+  requireAuth?: string;
+  signerTimeout?: number;
+  metricsAddress?: string;
+  allowPrivateNetworks?: boolean;
 }
 
 function toServerOptionsInput(flags: ServeFlags): ServerOptionsInput {
@@ -148,5 +201,15 @@ function toServerOptionsInput(flags: ServeFlags): ServerOptionsInput {
   if (flags.loglevel !== undefined) input.logLevel = flags.loglevel;
   if (flags.maxBody !== undefined) input.maxBodyBytes = flags.maxBody;
   if (flags.maxQueue !== undefined) input.maxQueue = flags.maxQueue;
+  if (flags.tlsCert !== undefined) input.tlsCertFile = flags.tlsCert;
+  if (flags.tlsKey !== undefined) input.tlsKeyFile = flags.tlsKey;
+  if (flags.minTlsVersion !== undefined) input.minTlsVersion = flags.minTlsVersion;
+  if (flags.mutualTlsCa !== undefined) input.mutualTlsCaFile = flags.mutualTlsCa;
+  if (flags.mutualTlsCn !== undefined) input.mutualTlsCn = flags.mutualTlsCn;
+  if (flags.disable !== undefined) input.disable = parseEndpointList(flags.disable);
+  if (flags.requireAuth !== undefined) input.requireAuth = parseEndpointList(flags.requireAuth);
+  if (flags.signerTimeout !== undefined) input.signerTimeoutMs = flags.signerTimeout;
+  if (flags.metricsAddress !== undefined) input.metricsAddress = flags.metricsAddress;
+  if (flags.allowPrivateNetworks === true) input.allowPrivateNetworks = true;
   return input;
 }

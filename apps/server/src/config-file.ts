@@ -19,6 +19,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
+import { parseCidr } from '@certsmith/chain-builder';
 import { defaultSigningPolicy, loadSigningPolicyFile, parseSigningPolicy } from '@certsmith/issuer';
 import type { SigningPolicy } from '@certsmith/issuer';
 import { isCodedError } from '@certsmith/x509-core';
@@ -46,6 +47,10 @@ export interface ServerConfig {
   policy: SigningPolicy;
   /** `signers` entries in file order. */
   signers: SignerConfig[];
+  /** Top-level `"allowPrivateNetworks"`: request-driven fetches may reach non-public addresses. */
+  allowPrivateNetworks: boolean;
+  /** Top-level `"allowCidrs"`: non-public ranges request-driven fetches may reach anyway. */
+  allowCidrs: string[];
 }
 
 /** Options of {@link loadServerConfig}. */
@@ -77,7 +82,14 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  */
 export async function loadServerConfig(file: string | undefined, options: LoadServerConfigOptions = {}): Promise<ServerConfig> {
   if (file === undefined) {
-    return { file: null, dir: resolve(options.cwd ?? process.cwd()), policy: defaultSigningPolicy(), signers: [] };
+    return {
+      file: null,
+      dir: resolve(options.cwd ?? process.cwd()),
+      policy: defaultSigningPolicy(),
+      signers: [],
+      allowPrivateNetworks: false,
+      allowCidrs: [],
+    };
   }
   const path = resolve(file);
   const dir = dirname(path);
@@ -112,7 +124,27 @@ export async function loadServerConfig(file: string | undefined, options: LoadSe
       signers.push(await parseSignerEntry(path, dir, raw, label, value, policyOptions));
     }
   }
-  return { file: path, dir, policy, signers };
+  return { file: path, dir, policy, signers, ...parseNetworkAllowance(path, raw) };
+}
+
+/**
+ * `"allowPrivateNetworks"` and `"allowCidrs"` (certsmith extensions). Every CIDR is checked here, at
+ * start-up: a bad one reaching a worker would fail every bundle request instead.
+ */
+function parseNetworkAllowance(path: string, raw: Record<string, unknown>): { allowPrivateNetworks: boolean; allowCidrs: string[] } {
+  const allow = raw['allowPrivateNetworks'] ?? false;
+  if (typeof allow !== 'boolean') throw new ConfigFileError(path, `allowPrivateNetworks must be a boolean, got ${typeName(allow)}`);
+  const cidrs = raw['allowCidrs'] ?? [];
+  if (!Array.isArray(cidrs)) throw new ConfigFileError(path, `allowCidrs must be an array of CIDR strings, got ${typeName(cidrs)}`);
+  cidrs.forEach((cidr: unknown, index) => {
+    if (typeof cidr !== 'string') throw new ConfigFileError(path, `allowCidrs[${index}] must be a string, got ${typeName(cidr)}`);
+    try {
+      parseCidr(cidr);
+    } catch (cause) {
+      throw new ConfigFileError(path, `allowCidrs[${index}]: ${(cause as Error).message}`, { cause });
+    }
+  });
+  return { allowPrivateNetworks: allow, allowCidrs: cidrs as string[] };
 }
 
 /** CFSSL matches `signing` case-insensitively, as every key of the Go config struct. */

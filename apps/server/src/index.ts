@@ -29,3 +29,5 @@ export type { SignerRegistry, RegisteredSigner, LoadSignerRegistryOptions } from
 export { loadDevelopmentSigner } from './dev-ca.js';
 export { createProgram, normalizeCfsslFlags, parseLogLevel, SERVE_FLAGS, VERSION } from './cli-program.js';
 export type { CliHandlers } from './cli-program.js';
+export { checkTrustFiles, TrustFileError } from './trust-check.js';
+export type { TrustFiles, TrustSummary } from './trust-check.js';

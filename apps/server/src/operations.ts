@@ -7,6 +7,11 @@
  * `newcert` and `info` with a signer (certsmith always has one: the development CA at worst);
  * `sign` only when some profile (of any label's policy) has no `auth_key`; `authsign` only when some
  * profile has one. A disabled endpoint is simply not registered (404), and the reason is logged.
+ *
+ * Then the operator's controls apply ({@link applyEndpointControls}): `--disable a,b` removes
+ * endpoints by bare name, as `cfssl serve -disable` (404; `health` cannot be disabled), and
+ * `--require-auth newcert,sign` makes those answer every request 400 `authentication required`, so
+ * the only issuing path left is `authsign` (HMAC token per profile).
  */
 import {
   bundleContextConfig,
@@ -21,6 +26,7 @@ import {
 } from '@certsmith/http-api';
 import type { AnyOperation, HealthContributor, IssueOperationOptions, Logger, SignerDirectory } from '@certsmith/http-api';
 import { policyHasAuthenticatedProfiles, policyHasUnauthenticatedProfiles } from '@certsmith/issuer';
+import { BadRequestError } from '@certsmith/x509-core';
 import type { ServerOptions } from './server-options.js';
 
 /** Services the operations depend on, built by `startServer`. */
@@ -44,8 +50,52 @@ export function issueBundlerConfig(options: ServerOptions): NonNullable<IssueOpe
   return bundleContextConfig(options);
 }
 
-/** Build the operations for `options`. */
+/** Build the operations for `options`, with `--disable` and `--require-auth` applied. */
 export async function buildOperations(options: ServerOptions, services: ServerServices = {}): Promise<AnyOperation[]> {
+  return applyEndpointControls(await buildServedOperations(options, services), options, services.logger);
+}
+
+/** CFSSL's text for an issuing request that needs a token (also `/sign` with an `auth_key` profile). */
+export const AUTHENTICATION_REQUIRED = 'authentication required';
+
+/**
+ * Apply `--disable` (remove by name; names certsmith does not serve, e.g. CFSSL's `scan`, are
+ * accepted and only logged) and `--require-auth` (the named endpoint keeps its path and method but
+ * refuses every request with 400 `authentication required` before reading the body).
+ */
+export function applyEndpointControls(
+  operations: readonly AnyOperation[],
+  options: Pick<ServerOptions, 'disable' | 'requireAuth'>,
+  logger?: Logger,
+): AnyOperation[] {
+  const disabled = new Set(options.disable ?? []);
+  const served = new Set(operations.map((operation) => operation.name));
+  for (const name of disabled) {
+    if (served.has(name)) logger?.info({ endpoint: name }, `endpoint '${name}' is explicitly disabled (--disable)`);
+    else logger?.info({ endpoint: name }, `--disable ${name}: certsmith does not serve '${name}' here; nothing to disable`);
+  }
+  const requireAuth = new Set(options.requireAuth ?? []);
+  const result: AnyOperation[] = [];
+  for (const operation of operations) {
+    if (disabled.has(operation.name)) continue;
+    if (!requireAuth.has(operation.name)) {
+      result.push(operation);
+      continue;
+    }
+    logger?.info({ endpoint: operation.name }, `endpoint '${operation.name}' requires authentication (--require-auth): every request is refused, use authsign`);
+    const { body: _body, ...rest } = operation;
+    result.push({
+      ...rest,
+      summary: `${operation.summary ?? operation.name} (refused: --require-auth; use authsign)`,
+      handle() {
+        throw new BadRequestError(AUTHENTICATION_REQUIRED);
+      },
+    });
+  }
+  return result;
+}
+
+async function buildServedOperations(options: ServerOptions, services: ServerServices): Promise<AnyOperation[]> {
   const operations: AnyOperation[] = [
     createHealthOperation({ contributors: services.healthContributors ?? [] }),
     certinfoOperation,
@@ -55,7 +105,7 @@ export async function buildOperations(options: ServerOptions, services: ServerSe
   const signers = services.signers;
   if (signers === undefined) return operations;
 
-  const issue = { signers, bundler: issueBundlerConfig(options) };
+  const issue = { signers, bundler: issueBundlerConfig(options), signerTimeoutMs: options.signerTimeoutMs };
   operations.push(createNewcertOperation(issue), createInfoOperation(issue));
   const policies = signers.entries.map((entry) => entry.policy);
   if (policies.some(policyHasUnauthenticatedProfiles)) {

@@ -7,8 +7,8 @@ import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { availableParallelism, homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { DEFAULT_MAX_BODY_BYTES } from '@certsmith/http-api';
-import type { LogLevel } from '@certsmith/http-api';
+import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MIN_TLS_VERSION, DEFAULT_SIGNER_TIMEOUT_MS, compileClientCnPattern, parseMinTlsVersion } from '@certsmith/http-api';
+import type { LogLevel, MinTlsVersion } from '@certsmith/http-api';
 import { ErrorCode } from '@certsmith/x509-core';
 import { FILE_FLAG_CODES, ServerOptionError } from './errors.js';
 
@@ -42,6 +42,35 @@ export interface ServerOptions {
   maxQueue: number;
   /** How long shutdown waits for in-flight requests; default 10 000 ms. */
   shutdownTimeoutMs: number;
+  /** Server certificate (and intermediates) for HTTPS (`-tls-cert`); HTTPS when given with `tlsKeyFile`. */
+  tlsCertFile?: string;
+  /** Private key of `tlsCertFile` (`-tls-key`). */
+  tlsKeyFile?: string;
+  /** Lowest TLS version accepted (`-min-tls-version`): `1.2` (default) or `1.3`. Ignored without TLS. */
+  minTlsVersion: MinTlsVersion;
+  /** CA certificates client certificates must verify against (`-mutual-tls-ca`); needs TLS. */
+  mutualTlsCaFile?: string;
+  /** Expression the client certificate's CN must match, else 403 `Invalid CN` (`-mutual-tls-cn`); needs `mutualTlsCaFile`. */
+  mutualTlsCn?: string;
+  /** Endpoints not to serve (`-disable a,b`: bare names; they answer 404). `health` cannot be disabled. */
+  disable: string[];
+  /** Issuing endpoints (`newcert`, `sign`) that refuse every request with 400 `authentication required` (`--require-auth`). */
+  requireAuth: string[];
+  /** Longest a signer call may take before the request fails with 2500 (`--signer-timeout`); default 30 000 ms. */
+  signerTimeoutMs: number;
+  /**
+   * Serve Prometheus `/metrics` on this separate `host:port` (`[v6]:port` for IPv6; port 0 picks one)
+   * instead of the API port (`--metrics-address`). Absent: `/metrics` is on the API port.
+   */
+  metricsAddress?: string;
+  /**
+   * Let request-driven fetches (AIA URLs in submitted certificates, `domain` bundling) reach private,
+   * loopback and link-local addresses (`--allow-private-networks`, or `"allowPrivateNetworks": true`
+   * in the config file). Default false: such targets are refused (SSRF guard; CFSSL has none).
+   */
+  allowPrivateNetworks: boolean;
+  /** Non-public ranges those fetches may reach anyway (config file `"allowCidrs"`). */
+  allowCidrs: string[];
 }
 
 /** Input to {@link resolveServerOptions}: any subset; relative paths resolve against the cwd. */
@@ -51,6 +80,21 @@ export type ServerOptionsInput = Partial<ServerOptions>;
 export const DEFAULT_ADDRESS = '127.0.0.1';
 /** Default port, as CFSSL. */
 export const DEFAULT_PORT = 8888;
+
+/** Endpoints `--require-auth` accepts: the ones that issue without a token. */
+export const REQUIRE_AUTH_ENDPOINTS: readonly string[] = ['newcert', 'sign'];
+
+/** Endpoints `--disable` refuses to disable. */
+export const UNDISABLEABLE_ENDPOINTS: readonly string[] = ['health'];
+
+/** Largest `--signer-timeout` (what a Node timer can wait). */
+export const MAX_SIGNER_TIMEOUT_MS = 2_147_483_647;
+
+/** Split a CFSSL `-disable a,b` style list: trimmed, empty entries dropped (as Go's Split + lookup), unique. */
+export function parseEndpointList(value: string | readonly string[]): string[] {
+  const items = typeof value === 'string' ? value.split(',') : value.flatMap((item) => item.split(','));
+  return [...new Set(items.map((item) => item.trim()).filter((item) => item !== ''))];
+}
 
 /** `--data-dir` default: `$XDG_DATA_HOME/certsmith` when set, else `~/.certsmith`. */
 export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -65,7 +109,17 @@ const FILE_OPTIONS = [
   ['caBundleFile', '--ca-bundle'],
   ['intBundleFile', '--int-bundle'],
   ['metadataFile', '--metadata'],
+  ['tlsCertFile', '--tls-cert'],
+  ['tlsKeyFile', '--tls-key'],
+  ['mutualTlsCaFile', '--mutual-tls-ca'],
 ] as const;
+
+/** CFSSL codes for unreadable TLS files (the other file flags have theirs in `FILE_FLAG_CODES`). */
+const TLS_FILE_CODES: Readonly<Record<string, number>> = {
+  '--tls-cert': ErrorCode.CertificateReadFailed,
+  '--tls-key': ErrorCode.PrivateKeyReadFailed,
+  '--mutual-tls-ca': ErrorCode.RootReadFailed,
+};
 
 /**
  * Fill in defaults and validate: numbers in range, and every given file exists, is a regular file
@@ -85,6 +139,12 @@ export async function resolveServerOptions(
     maxBodyBytes: input.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     maxQueue: input.maxQueue ?? workers * 64,
     shutdownTimeoutMs: input.shutdownTimeoutMs ?? 10_000,
+    minTlsVersion: DEFAULT_MIN_TLS_VERSION,
+    disable: parseEndpointList(input.disable ?? []),
+    requireAuth: parseEndpointList(input.requireAuth ?? []),
+    signerTimeoutMs: input.signerTimeoutMs ?? DEFAULT_SIGNER_TIMEOUT_MS,
+    allowPrivateNetworks: input.allowPrivateNetworks === true,
+    allowCidrs: [...(input.allowCidrs ?? [])],
   };
   checkInteger('--port', options.port, 0, 65_535);
   checkInteger('--workers', options.workers, 1, 1024);
@@ -92,6 +152,13 @@ export async function resolveServerOptions(
   checkInteger('--max-queue', options.maxQueue, 0, Number.MAX_SAFE_INTEGER);
   checkInteger('shutdownTimeoutMs', options.shutdownTimeoutMs, 0, Number.MAX_SAFE_INTEGER);
   if (options.address === '') throw new ServerOptionError(ErrorCode.BadRequest, '--address', 'must not be empty');
+  checkInteger('--signer-timeout', options.signerTimeoutMs, 1, MAX_SIGNER_TIMEOUT_MS);
+  resolveTlsOptions(input, options);
+  if (input.metricsAddress !== undefined) {
+    parseHostPort('--metrics-address', input.metricsAddress);
+    options.metricsAddress = input.metricsAddress;
+  }
+  checkEndpointControls(options);
 
   for (const [key, flag] of FILE_OPTIONS) {
     const path = input[key];
@@ -101,6 +168,65 @@ export async function resolveServerOptions(
   return options;
 }
 
+/** TLS flags: both of cert/key or neither; mutual TLS only over TLS; CN pattern only with mutual TLS. */
+function resolveTlsOptions(input: ServerOptionsInput, options: ServerOptions): void {
+  if (input.minTlsVersion !== undefined) {
+    const version = parseMinTlsVersion(String(input.minTlsVersion));
+    if (version === null) {
+      throw new ServerOptionError(ErrorCode.BadRequest, '--min-tls-version', `must be 1.2 or 1.3 (TLS 1.0 and 1.1 are not supported), got ${String(input.minTlsVersion)}`);
+    }
+    options.minTlsVersion = version;
+  }
+  const tls = input.tlsCertFile !== undefined || input.tlsKeyFile !== undefined;
+  if (input.tlsCertFile === undefined && input.tlsKeyFile !== undefined) {
+    throw new ServerOptionError(ErrorCode.BadRequest, '--tls-key', 'needs --tls-cert too (HTTPS needs both the certificate and its key)');
+  }
+  if (input.tlsCertFile !== undefined && input.tlsKeyFile === undefined) {
+    throw new ServerOptionError(ErrorCode.BadRequest, '--tls-cert', 'needs --tls-key too (HTTPS needs both the certificate and its key)');
+  }
+  if (input.mutualTlsCaFile !== undefined && !tls) {
+    throw new ServerOptionError(ErrorCode.BadRequest, '--mutual-tls-ca', 'needs --tls-cert and --tls-key (client certificates are only asked for over HTTPS)');
+  }
+  if (input.mutualTlsCn !== undefined) {
+    if (input.mutualTlsCaFile === undefined) {
+      throw new ServerOptionError(ErrorCode.BadRequest, '--mutual-tls-cn', 'needs --mutual-tls-ca (the CN is read from the verified client certificate)');
+    }
+    try {
+      compileClientCnPattern(input.mutualTlsCn);
+    } catch (error) {
+      throw new ServerOptionError(ErrorCode.BadRequest, '--mutual-tls-cn', (error as Error).message, { cause: error });
+    }
+    options.mutualTlsCn = input.mutualTlsCn;
+  }
+}
+
+/**
+ * Parse `host:port` (`[::1]:9100` for IPv6) as `--metrics-address` takes it. Throws
+ * {@link ServerOptionError} naming `flag` when the value is not of that form.
+ */
+export function parseHostPort(flag: string, value: string): { host: string; port: number } {
+  const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:\s\[\]]+)):(\d{1,5})$/.exec(value);
+  const port = match === null ? NaN : Number(match[3]);
+  if (match === null || port > 65_535) {
+    throw new ServerOptionError(ErrorCode.BadRequest, flag, `must be host:port (e.g. 127.0.0.1:9100, [::1]:9100, 0.0.0.0:9100), got ${JSON.stringify(value)}`);
+  }
+  return { host: match[1] ?? match[2]!, port };
+}
+
+/** `--disable` may not name `health`; `--require-auth` only names issuing endpoints without a token. */
+function checkEndpointControls(options: ServerOptions): void {
+  for (const name of options.disable) {
+    if (UNDISABLEABLE_ENDPOINTS.includes(name)) {
+      throw new ServerOptionError(ErrorCode.BadRequest, '--disable', `${name} cannot be disabled (load balancers and orchestrators probe it; it reveals no key material)`);
+    }
+  }
+  for (const name of options.requireAuth) {
+    if (!REQUIRE_AUTH_ENDPOINTS.includes(name)) {
+      throw new ServerOptionError(ErrorCode.BadRequest, '--require-auth', `must list endpoints among ${REQUIRE_AUTH_ENDPOINTS.join(', ')}, got ${JSON.stringify(name)}`);
+    }
+  }
+}
+
 function checkInteger(flag: string, value: number, min: number, max: number): void {
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new ServerOptionError(ErrorCode.BadRequest, flag, `must be an integer from ${min} to ${max}, got ${value}`);
@@ -108,7 +234,7 @@ function checkInteger(flag: string, value: number, min: number, max: number): vo
 }
 
 async function checkReadableFile(flag: string, path: string): Promise<string> {
-  const code = FILE_FLAG_CODES[flag] ?? ErrorCode.BadRequest;
+  const code = FILE_FLAG_CODES[flag] ?? TLS_FILE_CODES[flag] ?? ErrorCode.BadRequest;
   if (path === '') throw new ServerOptionError(code, flag, 'file name must not be empty');
   const absolute = resolve(path);
   try {

@@ -2,8 +2,11 @@
  * Start a certsmith server: resolve options, build operations, start the worker pool and the Koa app,
  * listen, and give back a handle that shuts everything down gracefully.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import {
+  TlsConfigError,
+  checkTlsConfig,
+  compileClientCnPattern,
   closeHttpServer,
   collectTasks,
   createApp,
@@ -11,11 +14,20 @@ import {
   createLogger,
   createWorkerPool,
   listen,
+  createMetricsRoute,
+  createMetricsServer,
+  createOpenApiRoute,
+  createServerMetrics,
+  METRICS_PATH,
 } from '@certsmith/http-api';
-import type { AnyOperation, Logger, SignerDirectory } from '@certsmith/http-api';
+import type { AnyOperation, ApiTlsConfig, Logger, RawRoute, ServerMetrics, SignerDirectory, TlsConfigField } from '@certsmith/http-api';
+import type { Server } from 'node:http';
+import { VERSION } from './cli-program.js';
+import { ServerOptionError } from './errors.js';
 import { loadServerConfig } from './config-file.js';
 import { buildOperations } from './operations.js';
-import { resolveServerOptions } from './server-options.js';
+import { checkTrustFiles } from './trust-check.js';
+import { parseHostPort, resolveServerOptions } from './server-options.js';
 import type { ServerOptions, ServerOptionsInput } from './server-options.js';
 import { loadSignerRegistry } from './signer-registry.js';
 
@@ -31,7 +43,7 @@ export interface StartServerOptions extends ServerOptionsInput {
 
 /** A running server. */
 export interface RunningServer {
-  /** Base URL, e.g. `http://127.0.0.1:43567`. */
+  /** Base URL, e.g. `http://127.0.0.1:43567` (`https://…` with `tlsCertFile`/`tlsKeyFile`). */
   readonly url: string;
   /** Bound address and port (the real port when 0 was asked for). */
   readonly address: string;
@@ -41,6 +53,10 @@ export interface RunningServer {
   readonly logger: Logger;
   /** The signers by label (`--ca`/`--ca-key`, the config's `signers`, or the development CA). */
   readonly signers: SignerDirectory;
+  /** This server's Prometheus metrics (its own registry). */
+  readonly metrics: ServerMetrics;
+  /** Where `/metrics` is served: `<url>/metrics`, or on `--metrics-address`. */
+  readonly metricsUrl: string;
   /**
    * Stop accepting connections, let in-flight requests finish (up to `shutdownTimeoutMs`), then stop
    * the worker pool. Safe to call more than once.
@@ -56,11 +72,27 @@ export interface RunningServer {
 export async function startServer(input: StartServerOptions = {}): Promise<RunningServer> {
   const { logger: givenLogger, operations: extraOperations, env, ...serverInput } = input;
   const options = await resolveServerOptions(serverInput);
+  // TLS files are checked before anything else starts: a bad key is a usage error (exit 1).
+  const tls = await loadApiTls(options);
   const logger = givenLogger ?? createLogger({ level: options.logLevel });
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
 
+  // Trust files are checked once here so a broken file stops start-up (as CFSSL does for metadata)
+  // instead of failing every bundle request in the workers.
+  const trust = await checkTrustFiles(options);
+  logger.info({ trust }, 'trust files loaded');
   const config = await loadServerConfig(options.configFile, env ? { env } : {});
+  // The flag and the config file can both open the SSRF guard; either is enough.
+  options.allowPrivateNetworks ||= config.allowPrivateNetworks;
+  options.allowCidrs = [...options.allowCidrs, ...config.allowCidrs];
+  if (options.allowPrivateNetworks) {
+    logger.warn('request-driven fetches (AIA, domain bundling) may reach private and loopback addresses (--allow-private-networks)');
+  }
   const registry = await loadSignerRegistry({ options, config, logger, ...(env ? { env } : {}) });
+  // One registry per server instance. Operations get signers whose calls are counted; health
+  // probes go to the signers themselves.
+  const metrics = createServerMetrics({ version: VERSION });
+  const signers = metrics.instrumentSignerDirectory(registry.directory);
 
   let pool;
   let server;
@@ -69,12 +101,14 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
   let operations: AnyOperation[];
   try {
     const builtIn = await buildOperations(options, {
-      signers: registry.directory,
+      signers,
       healthContributors: [registry.healthContributor],
       logger,
     });
-    const extraNames = new Set((extraOperations ?? []).map((operation) => operation.name));
-    operations = [...builtIn.filter((operation) => !extraNames.has(operation.name)), ...(extraOperations ?? [])];
+    // `--disable` applies to embedded operations too (built-ins were filtered by buildOperations).
+    const extras = (extraOperations ?? []).filter((operation) => !options.disable.includes(operation.name));
+    const extraNames = new Set(extras.map((operation) => operation.name));
+    operations = [...builtIn.filter((operation) => !extraNames.has(operation.name)), ...extras];
     pool = createWorkerPool({
       tasks: collectTasks(operations),
       size: options.workers,
@@ -85,16 +119,35 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
     await registry.close();
     throw error;
   }
+  let metricsServer: Server | null = null;
+  let metricsUrl = '';
   try {
+    metrics.watchWorkerPool(pool);
+    // `/metrics` on the API port unless --metrics-address moves it to its own listener.
+    const routes: RawRoute[] = options.metricsAddress === undefined ? [createMetricsRoute(metrics)] : [];
+    routes.push(createOpenApiRoute(operations, { routes, version: VERSION }));
     const app = createApp({
       operations,
-      taskRunner: pool,
+      taskRunner: metrics.instrumentTaskRunner(pool),
       logger,
       maxBodyBytes: options.maxBodyBytes,
       isShuttingDown: () => shuttingDown,
+      routes,
+      metrics,
     });
-    server = createHttpServer(app);
+    server = createHttpServer(app, tls === undefined ? { logger } : { tls, logger });
     bound = await listen(server, options.port, options.address);
+    metricsUrl = `${bound.url}${METRICS_PATH}`;
+    if (options.metricsAddress !== undefined) {
+      const { host, port } = parseHostPort('--metrics-address', options.metricsAddress);
+      metricsServer = createMetricsServer(metrics, { onError: (error) => logger.error({ err: error }, 'rendering metrics failed') });
+      try {
+        metricsUrl = `${(await listen(metricsServer, port, host)).url}${METRICS_PATH}`;
+      } catch (error) {
+        await closeHttpServer(server, { timeoutMs: 0 });
+        throw error;
+      }
+    }
   } catch (error) {
     await pool.close();
     await registry.close();
@@ -102,7 +155,15 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
   }
   const httpServer = server;
   logger.info(
-    { url: bound.url, address: bound.address, port: bound.port, workers: options.workers, operations: operations.map((o) => o.name) },
+    {
+      url: bound.url,
+      address: bound.address,
+      port: bound.port,
+      workers: options.workers,
+      operations: operations.map((o) => o.name),
+      metrics: metricsUrl,
+      tls: tls === undefined ? false : { minVersion: options.minTlsVersion, mutualTls: tls.clientCa !== undefined, clientCn: options.mutualTlsCn ?? null },
+    },
     'listening',
   );
 
@@ -114,12 +175,15 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
     options,
     logger,
     signers: registry.directory,
+    metrics,
+    metricsUrl,
     close() {
       closing ??= (async () => {
         shuttingDown = true;
         logger.info({ timeoutMs: options.shutdownTimeoutMs }, 'shutting down');
         const finished = await closeHttpServer(httpServer, { timeoutMs: options.shutdownTimeoutMs });
         if (!finished) logger.warn('in-flight requests did not finish in time; connections were closed');
+        if (metricsServer !== null) await closeHttpServer(metricsServer, { timeoutMs: 1_000 });
         await pool.close();
         // After the pool: no request can reach a signer any more (HSM sessions, remote pools).
         await registry.close();
@@ -128,4 +192,36 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
       return closing;
     },
   };
+}
+
+/** The flag of each part of the TLS configuration, for startup errors. */
+const TLS_FIELD_FLAGS: Readonly<Record<TlsConfigField, string>> = {
+  cert: '--tls-cert',
+  key: '--tls-key',
+  clientCa: '--mutual-tls-ca',
+  clientCn: '--mutual-tls-cn',
+  minVersion: '--min-tls-version',
+};
+
+/**
+ * Read and check the TLS files of `options` (`undefined` without `--tls-cert`/`--tls-key`). Content
+ * problems are {@link ServerOptionError}s naming the flag, with CFSSL's code for the kind of file
+ * (e.g. `--tls-key: the private key does not match the certificate (…) (code 2300)`).
+ */
+async function loadApiTls(options: ServerOptions): Promise<ApiTlsConfig | undefined> {
+  if (options.tlsCertFile === undefined || options.tlsKeyFile === undefined) return undefined;
+  const tls: ApiTlsConfig = {
+    cert: await readFile(options.tlsCertFile, 'utf8'),
+    key: await readFile(options.tlsKeyFile, 'utf8'),
+    minVersion: options.minTlsVersion,
+  };
+  if (options.mutualTlsCaFile !== undefined) tls.clientCa = await readFile(options.mutualTlsCaFile, 'utf8');
+  try {
+    if (options.mutualTlsCn !== undefined) tls.clientCn = compileClientCnPattern(options.mutualTlsCn);
+    checkTlsConfig(tls);
+  } catch (error) {
+    if (error instanceof TlsConfigError) throw new ServerOptionError(error.code, TLS_FIELD_FLAGS[error.field], error.message, { cause: error });
+    throw error;
+  }
+  return tls;
 }

@@ -15,7 +15,7 @@ import { mapErrorToResponse } from './error-mapping.js';
 import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError, UnknownTaskError } from './errors.js';
 import { createHealthOperation } from './health-operation.js';
 import type { HealthOperationOptions } from './health-operation.js';
-import type { AnyOperation, OperationContext } from './operation.js';
+import type { AnyOperation, OperationContext, RequestLabels } from './operation.js';
 import { DEFAULT_MAX_BODY_BYTES, parseJsonObject, readRequestBody } from './request-body.js';
 import { createInlineTaskRunner } from './task-runner.js';
 import type { TaskRunner } from './task-runner.js';
@@ -41,6 +41,45 @@ export interface AppOptions {
   health?: HealthOperationOptions;
   /** While this returns true, responses carry `Connection: close` so keep-alive clients let go. */
   isShuttingDown?: () => boolean;
+  /**
+   * Routes answered outside the envelope (the OpenAPI document, Prometheus `/metrics`), matched by
+   * exact path before the operations. Their failures still get the envelope.
+   */
+  routes?: readonly RawRoute[];
+  /** Told about every finished request (metrics); must not throw. */
+  metrics?: RequestObserver;
+}
+
+/** A route whose success body is sent as is (not in the CFSSL envelope). */
+export interface RawRoute {
+  /** For logs and metrics (`operation` / `endpoint`), e.g. `openapi`, `metrics`. */
+  readonly name: string;
+  /** Exact path, e.g. `/metrics`. */
+  readonly path: string;
+  /** The only method served; any other gets 405 in the envelope. */
+  readonly method: 'GET';
+  /** One-line description (OpenAPI `summary`). */
+  readonly summary?: string;
+  /** `Content-Type` of a successful response. */
+  readonly contentType: string;
+  /** Produce the body. Throw coded errors as operations do. */
+  handle(): string | Promise<string>;
+}
+
+/** One finished request, as reported to {@link RequestObserver}. */
+export interface RequestObservation {
+  /** Operation or route name; `unknown` for paths nothing serves. */
+  endpoint: string;
+  method: string;
+  status: number;
+  /** `errors[0].code` of an error response. */
+  code?: number | undefined;
+  durationSeconds: number;
+}
+
+/** Receives request observations (e.g. Prometheus counters); see `createServerMetrics`. */
+export interface RequestObserver {
+  observeRequest(observation: RequestObservation): void;
 }
 
 /** Per-request state the middlewares share through `ctx.state`. */
@@ -48,6 +87,8 @@ interface RequestState {
   requestId: string;
   operation?: string;
   code?: number;
+  label?: string;
+  profile?: string;
 }
 
 /**
@@ -62,6 +103,12 @@ export function createApp(options: AppOptions): Koa {
     throw new RangeError(`maxBodyBytes must be a non-negative integer, got ${maxBodyBytes}`);
   }
   const isShuttingDown = options.isShuttingDown ?? (() => false);
+  const routes = new Map<string, RawRoute>();
+  for (const route of options.routes ?? []) {
+    if (routes.has(route.path)) throw new TypeError(`two routes are served at "${route.path}"`);
+    routes.set(route.path, route);
+  }
+  const metrics = options.metrics;
 
   const operations = new Map<string, AnyOperation>();
   for (const operation of options.operations) {
@@ -96,6 +143,7 @@ export function createApp(options: AppOptions): Koa {
       send(ctx, response.status, errorEnvelope(response.code, response.message));
     } finally {
       if (isShuttingDown()) ctx.set('Connection', 'close');
+      const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
       logger.info(
         {
           reqId: state.requestId,
@@ -104,15 +152,40 @@ export function createApp(options: AppOptions): Koa {
           operation: state.operation,
           status: ctx.status,
           code: state.code,
-          durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+          label: state.label,
+          profile: state.profile,
+          durationMs,
         },
         'request',
       );
+      if (metrics !== undefined) {
+        try {
+          metrics.observeRequest({
+            endpoint: state.operation ?? 'unknown',
+            method: ctx.method,
+            status: ctx.status,
+            code: state.code,
+            durationSeconds: durationMs / 1000,
+          });
+        } catch (error) {
+          logger.warn({ err: error, reqId: state.requestId }, 'recording request metrics failed');
+        }
+      }
     }
   });
 
   app.use(async (ctx) => {
     const state = ctx.state as RequestState;
+    const route = routes.get(ctx.path);
+    if (route !== undefined) {
+      state.operation = route.name;
+      if (ctx.method !== route.method) throw new MethodNotAllowedError(ctx.method);
+      const body = await route.handle();
+      ctx.status = 200;
+      ctx.set('Content-Type', route.contentType);
+      ctx.body = body;
+      return;
+    }
     const name = operationName(ctx.path);
     const operation = name === null ? undefined : operations.get(name);
     if (operation === undefined) throw new NotFoundError();
@@ -120,10 +193,12 @@ export function createApp(options: AppOptions): Koa {
     // CFSSL compares the method exactly against the endpoint's allow list (api/api.go:ServeHTTP).
     if (ctx.method !== operation.method) throw new MethodNotAllowedError(ctx.method);
 
-    const request =
-      operation.body === undefined
-        ? undefined
-        : validateRequest(operation.body, parseJsonObject(await readRequestBody(ctx.req, maxBodyBytes)));
+    let request: unknown;
+    if (operation.body !== undefined) {
+      const body = parseJsonObject(await readRequestBody(ctx.req, maxBodyBytes));
+      noteRequestLabels(state, operation, body);
+      request = validateRequest(operation.body, body);
+    }
 
     const messages: ResponseMessage[] = [];
     const allowedTasks = new Set((operation.tasks ?? []).map((task) => task.name));
@@ -168,6 +243,33 @@ function send(ctx: Context, status: number, envelope: Envelope): void {
   // CFSSL sends errors as text/plain (Go http.Error); certsmith deliberately sends JSON for both.
   ctx.set('Content-Type', 'application/json');
   ctx.body = serializeEnvelope(envelope);
+}
+
+/** Longest label or profile written to the log (they are caller-supplied). */
+const MAX_LOGGED_LABEL = 128;
+
+/**
+ * Remember the `label` and `profile` a body names, for the request log line: the operation's own
+ * `requestLabels`, else top-level string fields matched case-insensitively, last one winning (Go's
+ * decoder). Nothing else of the body is kept.
+ */
+function noteRequestLabels(state: RequestState, operation: AnyOperation, body: Record<string, unknown>): void {
+  let labels: RequestLabels;
+  try {
+    labels = operation.requestLabels ? operation.requestLabels(body) : { label: goStringField(body, 'label'), profile: goStringField(body, 'profile') };
+  } catch {
+    return;
+  }
+  if (typeof labels.label === 'string' && labels.label !== '') state.label = labels.label.slice(0, MAX_LOGGED_LABEL);
+  if (typeof labels.profile === 'string' && labels.profile !== '') state.profile = labels.profile.slice(0, MAX_LOGGED_LABEL);
+}
+
+function goStringField(body: Record<string, unknown>, field: string): string | undefined {
+  let value: unknown;
+  for (const [key, candidate] of Object.entries(body)) {
+    if (key.toLowerCase() === field) value = candidate;
+  }
+  return typeof value === 'string' ? value : undefined;
 }
 
 /** Echo a caller's request ID when it is short and harmless; otherwise make one. */

@@ -7,6 +7,7 @@
 import { BadRequestError } from '@certsmith/x509-core';
 import * as z from 'zod';
 import type { CertinfoResult } from './certinfo-result.js';
+import { certinfoResultSchema } from './certinfo-result-schema.js';
 import { certinfoTask } from './certinfo-task.js';
 import { defineOperation } from './operation.js';
 
@@ -31,6 +32,7 @@ export const certinfoOperation = defineOperation({
   body: certinfoRequestSchema,
   tasks: [certinfoTask],
   summary: 'Describe a certificate (subject, issuer, serial, SANs, validity, key identifiers)',
+  result: certinfoResultSchema,
   async handle(request, context): Promise<CertinfoResult> {
     if (request.certificate !== undefined) {
       return context.runTask(certinfoTask, { certificate: request.certificate });

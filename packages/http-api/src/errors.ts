@@ -67,3 +67,19 @@ export class UnknownTaskError extends Error {
     this.taskName = taskName;
   }
 }
+
+/**
+ * The worker thread running a task stopped before answering (`process.exit` in task code, an
+ * uncaught exception outside the task's promise, a native crash of the thread, out of memory). Only
+ * that task fails: code 500, HTTP 500, with this generic message (the cause goes to the server log,
+ * never to the client); the pool replaces the worker and later requests are served as usual.
+ */
+export class WorkerCrashedError extends CertsmithError {
+  /** The task whose worker stopped. */
+  readonly taskName: string;
+
+  constructor(taskName: string, options?: { cause?: unknown }) {
+    super(500, `the worker thread running task "${taskName}" stopped before answering; the worker was replaced, the request can be retried`, options);
+    this.taskName = taskName;
+  }
+}

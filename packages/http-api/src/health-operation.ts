@@ -3,6 +3,7 @@
  * until contributors are added (e.g. a signer-health map keyed by label), whose details appear as
  * extra keys of `result` and whose failures turn `healthy` to false.
  */
+import * as z from 'zod';
 import { defineOperation } from './operation.js';
 import type { OperationDefinition } from './operation.js';
 
@@ -26,6 +27,11 @@ export interface HealthResult {
   [key: string]: unknown;
 }
 
+/** Schema of {@link HealthResult} for the OpenAPI document: `healthy` plus the contributors' keys. */
+export const healthResultSchema = z.looseObject({
+  healthy: z.boolean().describe('false when any contributor (e.g. a signer) is unhealthy'),
+});
+
 /** Options of {@link createHealthOperation}. */
 export interface HealthOperationOptions {
   contributors?: readonly HealthContributor[];
@@ -46,6 +52,7 @@ export function createHealthOperation(
     name: 'health',
     method: 'GET',
     summary: 'Report whether the server is healthy',
+    result: healthResultSchema,
     async handle(_request, context): Promise<HealthResult> {
       const result: HealthResult = { healthy: true };
       const outcomes = await Promise.all(

@@ -1,17 +1,75 @@
 /**
- * The Node HTTP server around the Koa app: JSON envelopes even for requests Node rejects before Koa
- * sees them (malformed HTTP, unknown methods, oversized headers), listening, and graceful close.
+ * The Node HTTP(S) server around the Koa app: JSON envelopes even for requests Node rejects before Koa
+ * sees them (malformed HTTP, unknown methods, oversized headers), optional TLS with client
+ * certificates and the CFSSL `-mutual-tls-cn` check, listening, and graceful close.
  */
 import { createServer } from 'node:http';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
+import { Server as TlsServer } from 'node:tls';
+import type { TLSSocket } from 'node:tls';
 import type Koa from 'koa';
+import type { Logger } from 'pino';
+import { createClientCnGuard } from './client-auth.js';
 import { errorEnvelope, serializeEnvelope } from './envelope.js';
+import { checkTlsConfig, toHttpsServerOptions } from './tls-options.js';
+import type { ApiTlsConfig } from './tls-options.js';
 
-/** Create an HTTP server for `app` (not yet listening). */
-export function createHttpServer(app: Koa): Server {
-  const server = createServer(app.callback());
+/** The API server: plain HTTP, or HTTPS when TLS is configured. */
+export type ApiServer = Server | HttpsServer;
+
+/** Options of {@link createHttpServer}. */
+export interface HttpServerOptions {
+  /** Serve HTTPS with this configuration (checked first: {@link checkTlsConfig} errors are thrown). */
+  tls?: ApiTlsConfig;
+  /** Where refused clients (`Invalid CN`) and failed TLS handshakes are logged; default: nowhere. */
+  logger?: Logger;
+}
+
+/** Create an HTTP server for `app` (not yet listening); HTTPS when `options.tls` is given. */
+export function createHttpServer(app: Koa): Server;
+export function createHttpServer(app: Koa, options: HttpServerOptions): ApiServer;
+export function createHttpServer(app: Koa, options: HttpServerOptions = {}): ApiServer {
+  const tls = options.tls;
+  const logger = options.logger;
+  const callback = app.callback();
+  let listener: (request: IncomingMessage, response: ServerResponse) => void = callback;
+  if (tls?.clientCa !== undefined && tls.clientCn !== undefined) {
+    const guard = createClientCnGuard(tls.clientCn);
+    listener = (request, response) => {
+      const { allowed, commonName } = guard.check(request);
+      if (allowed) {
+        void callback(request, response);
+        return;
+      }
+      logger?.warn(
+        { method: request.method, path: request.url?.split('?')[0], clientCn: commonName, status: 403 },
+        'client certificate CN does not match --mutual-tls-cn; request refused (Invalid CN)',
+      );
+      guard.reject(response);
+    };
+  }
+  let server: ApiServer;
+  if (tls === undefined) {
+    server = createServer(listener);
+  } else {
+    checkTlsConfig(tls);
+    const httpsServer = createHttpsServer(toHttpsServerOptions(tls), listener);
+    httpsServer.on('secureConnection', (socket: TLSSocket) => {
+      // Client-initiated renegotiation (TLS 1.2) only costs the server CPU; nothing here needs it.
+      socket.disableRenegotiation();
+    });
+    httpsServer.on('tlsClientError', (error: NodeJS.ErrnoException, socket: TLSSocket) => {
+      // A handshake that fails (no or untrusted client certificate, old protocol version, plain
+      // HTTP on the TLS port) has no HTTP response to send: log it and drop the connection.
+      logger?.debug({ err: { code: error.code, message: error.message }, remoteAddress: socket.remoteAddress }, 'TLS handshake failed');
+      socket.destroy();
+    });
+    server = httpsServer;
+  }
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
     // Node's parser rejects unknown methods (e.g. `FOO`) and malformed requests before any handler
     // runs, with a bare 400; answer in the envelope like every other error.
@@ -37,12 +95,12 @@ export function createHttpServer(app: Koa): Server {
 export interface ListeningAddress {
   address: string;
   port: number;
-  /** `http://<address>:<port>` (IPv6 addresses in brackets). */
+  /** `http://<address>:<port>`, `https://…` for a TLS server (IPv6 addresses in brackets). */
   url: string;
 }
 
 /** Listen on `host:port` (`port` 0 picks a free port) and report the bound address. */
-export async function listen(server: Server, port: number, host: string): Promise<ListeningAddress> {
+export async function listen(server: ApiServer, port: number, host: string): Promise<ListeningAddress> {
   await new Promise<void>((resolve, reject) => {
     const onError = (error: Error): void => reject(error);
     server.once('error', onError);
@@ -53,7 +111,8 @@ export async function listen(server: Server, port: number, host: string): Promis
   });
   const bound = server.address() as AddressInfo;
   const hostPart = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
-  return { address: bound.address, port: bound.port, url: `http://${hostPart}:${bound.port}` };
+  const scheme = server instanceof TlsServer ? 'https' : 'http';
+  return { address: bound.address, port: bound.port, url: `${scheme}://${hostPart}:${bound.port}` };
 }
 
 /** Options of {@link closeHttpServer}. */
@@ -67,7 +126,7 @@ export interface CloseHttpServerOptions {
  * connections are closed at once and again as requests finish; after `timeoutMs` every remaining
  * connection is cut. Resolves `true` when everything finished in time.
  */
-export async function closeHttpServer(server: Server, options: CloseHttpServerOptions = {}): Promise<boolean> {
+export async function closeHttpServer(server: ApiServer, options: CloseHttpServerOptions = {}): Promise<boolean> {
   if (!server.listening) return true;
   const timeoutMs = options.timeoutMs ?? 10_000;
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -1,5 +1,5 @@
 export { createApp, operationName, API_PREFIXES } from './app.js';
-export type { AppOptions } from './app.js';
+export type { AppOptions, RawRoute, RequestObservation, RequestObserver } from './app.js';
 export { defineOperation, collectTasks } from './operation.js';
 export type {
   AnyOperation,
@@ -7,6 +7,7 @@ export type {
   OperationContext,
   OperationDefinition,
   OperationRequest,
+  RequestLabels,
 } from './operation.js';
 export { createHealthOperation } from './health-operation.js';
 export type {
@@ -25,6 +26,7 @@ export {
   PayloadTooLargeError,
   ServiceUnavailableError,
   UnknownTaskError,
+  WorkerCrashedError,
 } from './errors.js';
 export { DEFAULT_MAX_BODY_BYTES, readRequestBody, parseJsonObject, jsonTypeName } from './request-body.js';
 export { validateRequest, formatFieldPath, describeSchema } from './validation.js';
@@ -38,7 +40,19 @@ export type { TaskOutcome, TaskRequest, WorkerSetup } from './worker-protocol.js
 export { createLogger, REDACT_PATHS } from './logger.js';
 export type { CreateLoggerOptions, Logger, LogLevel } from './logger.js';
 export { createHttpServer, listen, closeHttpServer } from './http-server.js';
-export type { CloseHttpServerOptions, ListeningAddress } from './http-server.js';
+export type { ApiServer, CloseHttpServerOptions, HttpServerOptions, ListeningAddress } from './http-server.js';
+export {
+  checkTlsConfig,
+  compileClientCnPattern,
+  parseMinTlsVersion,
+  toHttpsServerOptions,
+  TlsConfigError,
+  DEFAULT_MIN_TLS_VERSION,
+  MIN_TLS_VERSIONS,
+} from './tls-options.js';
+export type { ApiTlsConfig, MinTlsVersion, TlsConfigField } from './tls-options.js';
+export { clientCommonName, createClientCnGuard, INVALID_CN_MESSAGE } from './client-auth.js';
+export type { ClientCnGuard } from './client-auth.js';
 export { certinfoOperation, certinfoRequestSchema } from './certinfo-operation.js';
 export { certinfoTask } from './certinfo-task.js';
 export type { CertinfoTaskInput } from './certinfo-task.js';
@@ -55,6 +69,9 @@ export {
   createSignerDirectory,
   DEFAULT_LABEL,
   UnknownLabelError,
+  SignerTimeoutError,
+  DEFAULT_SIGNER_TIMEOUT_MS,
+  withSignerTimeout,
   keyAndCsrTask,
   csrFactsTask,
   selectSigningProfile,
@@ -92,3 +109,19 @@ export type {
   BundleOperationOptions,
   BundleRequest,
 } from './bundle/index.js';
+export { createOpenApiRoute, OPENAPI_PATH } from './openapi-operation.js';
+export type { OpenApiRouteOptions } from './openapi-operation.js';
+export { createServerMetrics, createMetricsRoute, createMetricsServer, METRICS_PATH } from './metrics.js';
+export type { ServerMetrics, ServerMetricsOptions, WorkerPoolGaugeSource } from './metrics.js';
+export { healthResultSchema } from './health-operation.js';
+export { certinfoResultSchema, certinfoNameSchema } from './certinfo-result-schema.js';
+export { bundleResultSchema, bundleStatusSchema } from './bundle/bundle-result-schema.js';
+export {
+  newcertResultSchema,
+  newkeyResultSchema,
+  signResultSchema,
+  infoResultSchema,
+  sumsSchema,
+} from './issue/issue-result-schemas.js';
+export { authsignRequestLabels } from './issue/sign-operation.js';
+export type { SameShape } from './schema-types.js';

@@ -42,6 +42,12 @@ export interface OperationContext {
   addMessage(message: ResponseMessage): void;
 }
 
+/** What {@link OperationDefinition.requestLabels} reports; absent fields are not logged. */
+export interface RequestLabels {
+  label?: string | undefined;
+  profile?: string | undefined;
+}
+
 /** The parsed request a handler receives: the schema's output, or `undefined` without a body schema. */
 export type OperationRequest<TBody> = TBody extends z.ZodType ? z.output<TBody> : undefined;
 
@@ -61,6 +67,18 @@ export interface OperationDefinition<TBody extends z.ZodType | undefined = z.Zod
   readonly tasks?: readonly TaskDefinition[];
   /** One-line description (OpenAPI `summary`). */
   readonly summary?: string;
+  /**
+   * zod schema of the envelope's `result` on success (output side). Used only to describe the
+   * response in the OpenAPI document; keep it next to the result type and tie the two together at
+   * compile time (see `SameShape` in `schema-types.ts`) so it cannot drift.
+   */
+  readonly result?: z.ZodType;
+  /**
+   * The signer `label` and signing `profile` a request names, for the request log line (never the
+   * body). Default: top-level `label`/`profile` string fields, matched case-insensitively as Go
+   * decodes them. Operations whose label sits elsewhere (authsign's base64 inner request) say so here.
+   */
+  requestLabels?(body: Record<string, unknown>): RequestLabels;
   /**
    * Produce the envelope's `result`. Throw coded errors (x509-core `CertsmithError` subclasses) for
    * failures: the app answers them with 400 and their code; anything uncoded becomes a 500.

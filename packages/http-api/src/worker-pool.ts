@@ -9,7 +9,7 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { fromErrorPayload } from '@certsmith/x509-core';
 import { Piscina } from 'piscina';
-import { ServiceUnavailableError, UnknownTaskError } from './errors.js';
+import { ServiceUnavailableError, UnknownTaskError, WorkerCrashedError } from './errors.js';
 import { resolveBuiltModule } from './task.js';
 import type { TaskDefinition } from './task.js';
 import type { RunTaskOptions, TaskRunner } from './task-runner.js';
@@ -150,7 +150,15 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
           if (timeout.aborted) {
             throw new ServiceUnavailableError(`task ${task.name} did not finish within ${taskTimeoutMs} ms`, retryAfterSeconds);
           }
-          throw error;
+          // The client went away: nobody reads the answer; keep Piscina's AbortError.
+          if (runOptions?.signal?.aborted === true) throw error;
+          if (closing !== null) throw new ServiceUnavailableError('server is shutting down', retryAfterSeconds);
+          // The worker entry never throws (failures come back as outcomes), so a rejection here
+          // means the thread itself stopped mid-task (`worker exited with code: N`, an uncaught
+          // exception). Piscina has already replaced it; fail only this task, with a code, and log.
+          const crashed = new WorkerCrashedError(task.name, { cause: error });
+          options.onError?.(crashed);
+          throw crashed;
         }
         workersProven = true;
         if (outcome.ok) return outcome.result as TOutput;

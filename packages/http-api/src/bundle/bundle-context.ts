@@ -7,11 +7,14 @@ import { rootCertificates } from 'node:tls';
 import {
   CertificatePool,
   createAiaFetcher,
+  createNetworkGuard,
+  fetchPeerCertificates,
   loadCertificatePool,
   parseBundlePem,
   type AiaFetcher,
   type TrustPools,
 } from '@certsmith/chain-builder';
+import type { RemoteBundleOptions } from './bundle-certificate.js';
 import { defaultPlatforms, loadPlatforms, type Platform } from '@certsmith/ubiquity-rules';
 
 /** Where the state comes from (CFSSL's `-ca-bundle`, `-int-bundle`, `-metadata`). */
@@ -26,6 +29,12 @@ export interface BundleContextConfig {
   embeddedPlatforms?: boolean;
   /** AIA fetching: `false` disables it; an object tunes the bounds. */
   aia?: false | { timeoutMs?: number; maxResponseBytes?: number; maxRedirects?: number };
+  /**
+   * Which addresses request-driven fetches (AIA URLs inside submitted certificates, `domain`
+   * bundling) may reach. Default: public addresses only — loopback, private and link-local targets
+   * are refused after DNS resolution and on every redirect (SSRF guard; CFSSL has none).
+   */
+  network?: { allowPrivateNetworks?: boolean; allowCidrs?: string[] };
 }
 
 /** The loaded state. */
@@ -33,6 +42,8 @@ export interface BundleContext {
   pools: TrustPools;
   platforms: Platform[];
   aia: AiaFetcher | null;
+  /** Remote-mode TLS fetch, guarded like the AIA fetcher. */
+  remote: RemoteBundleOptions;
 }
 
 const loaded = new Map<string, Promise<BundleContext>>();
@@ -45,8 +56,12 @@ async function load(config: BundleContextConfig): Promise<BundleContext> {
     config.intBundleFile ? loadCertificatePool(config.intBundleFile, 'intermediates') : Promise.resolve(new CertificatePool()),
     config.metadataFile ? loadPlatforms(config.metadataFile) : config.embeddedPlatforms ? defaultPlatforms() : Promise.resolve([]),
   ]);
-  const aia = config.aia === false ? null : createAiaFetcher(config.aia ?? {});
-  return { pools: { roots, intermediates }, platforms, aia };
+  // One guard for both kinds of request-driven fetch, so `domain` bundling cannot reach what AIA
+  // chasing may not.
+  const guard = createNetworkGuard(config.network ?? {});
+  const aia = config.aia === false ? null : createAiaFetcher({ ...(config.aia ?? {}), fetchGuard: guard });
+  const remote: RemoteBundleOptions = { fetchPeer: (options) => fetchPeerCertificates({ ...options, guard }) };
+  return { pools: { roots, intermediates }, platforms, aia, remote };
 }
 
 /**

@@ -37,6 +37,18 @@ describe('bundleContextConfig', () => {
     expect(structuredClone(config)).toEqual(config);
   });
 
+  it('adds the network allowance only when private networks or CIDRs are allowed', () => {
+    expect(bundleContextConfig({ allowPrivateNetworks: false, allowCidrs: [] })).toEqual({ embeddedPlatforms: true });
+    expect(bundleContextConfig({ allowPrivateNetworks: true })).toEqual({
+      embeddedPlatforms: true,
+      network: { allowPrivateNetworks: true, allowCidrs: [] },
+    });
+    expect(bundleContextConfig({ allowCidrs: ['127.0.0.0/8'] }).network).toEqual({
+      allowPrivateNetworks: false,
+      allowCidrs: ['127.0.0.0/8'],
+    });
+  });
+
   it('ignores unrelated options (the server passes its whole options object)', () => {
     const serverOptions = { address: '127.0.0.1', port: 0, caBundleFile: '/ca.pem', metadataFile: undefined };
     expect(bundleContextConfig(serverOptions)).toEqual({ caBundleFile: '/ca.pem' });
@@ -160,5 +172,21 @@ describe('POST /api/v1/cfssl/bundle (bundle operation)', () => {
     expect((await post({ certificate: leaf.pem, domain: 'other.example.com' })).body['errors']).toEqual([
       { code: 1200, message: 'x509: certificate is valid for op.example.com, not other.example.com' },
     ]);
+  });
+
+  it('refuses a domain longer than a DNS name with 400 and does not echo it back', async () => {
+    const domain = 'a'.repeat(100_000);
+    const { status, body } = await post({ domain });
+    expect(status).toBe(400);
+    const errors = body['errors'] as Array<{ code: number; message: string }>;
+    expect(errors[0]?.code).toBe(400);
+    expect(errors[0]?.message).toContain('domain');
+    expect(errors[0]?.message.length).toBeLessThan(200);
+  });
+
+  it('refuses an ip longer than any IP address text with 400', async () => {
+    const { status, body } = await post({ domain: 'example.com', ip: '1'.repeat(46) });
+    expect(status).toBe(400);
+    expect((body['errors'] as Array<{ code: number }>)[0]?.code).toBe(400);
   });
 });

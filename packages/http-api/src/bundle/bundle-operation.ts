@@ -14,6 +14,7 @@ import * as z from 'zod';
 import { defineOperation } from '../operation.js';
 import type { BundleCertificateInput, BundleResult } from './bundle-certificate.js';
 import type { BundleContextConfig } from './bundle-context.js';
+import { bundleResultSchema } from './bundle-result-schema.js';
 import { bundleTask } from './bundle-task.js';
 
 /** A string-map value as CFSSL decodes it: a string, or `null` meaning `""`. */
@@ -22,15 +23,26 @@ const cfsslString = z
   .nullable()
   .transform((value) => value ?? '');
 
+/**
+ * A host field: a DNS name is at most 253 octets (RFC 1035 2.3.4), plus `:port`; an IPv6 text form
+ * at most 45. Bounding it keeps a huge value from being dialled or echoed back in an error.
+ */
+const hostString = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .nullable()
+    .transform((value) => value ?? '');
+
 /** Body of the bundle request. */
 export const bundleRequestSchema = z.object({
   certificate: cfsslString.optional().describe('PEM certificate, optionally followed by intermediates; selects certificate mode'),
-  domain: cfsslString
+  domain: hostString(253 + 6)
     .optional()
     .describe('without `certificate`: host (optionally `host:port`) whose TLS chain is bundled; with it: hostname the leaf must match'),
   private_key: cfsslString.optional().describe('PEM private key of the leaf (certificate mode); returned re-encoded as `key`'),
   flavor: cfsslString.optional().describe('`ubiquitous` (default, also for unknown values), `optimal` or `force`'),
-  ip: cfsslString
+  ip: hostString(45)
     .optional()
     .describe('with `certificate`: IP the leaf must match; with only `domain`: address to dial instead of resolving the domain'),
 });
@@ -48,6 +60,10 @@ export interface BundleOperationOptions {
   metadataFile?: string | undefined;
   /** AIA fetching bounds, or `false` to never fetch. Default: chain-builder's (5 s, 1 MiB, 3 redirects). */
   aia?: BundleContextConfig['aia'];
+  /** Let AIA and `domain` fetches reach private, loopback and link-local addresses (`--allow-private-networks`). */
+  allowPrivateNetworks?: boolean | undefined;
+  /** Non-public ranges those fetches may reach anyway (config `allowCidrs`). */
+  allowCidrs?: readonly string[] | undefined;
 }
 
 /**
@@ -64,6 +80,9 @@ export function bundleContextConfig(options: BundleOperationOptions): BundleCont
   if (options.metadataFile !== undefined) config.metadataFile = options.metadataFile;
   else if (options.caBundleFile === undefined) config.embeddedPlatforms = true;
   if (options.aia !== undefined) config.aia = options.aia;
+  if (options.allowPrivateNetworks || (options.allowCidrs?.length ?? 0) > 0) {
+    config.network = { allowPrivateNetworks: options.allowPrivateNetworks === true, allowCidrs: [...(options.allowCidrs ?? [])] };
+  }
   return config;
 }
 
@@ -91,6 +110,7 @@ export function createBundleOperation(options: BundleOperationOptions = {}) {
     body: bundleRequestSchema,
     tasks: [bundleTask],
     summary: 'Build a certificate bundle (chain to a trusted root) with expiry and ubiquity status',
+    result: bundleResultSchema,
     async handle(request, operation): Promise<BundleResult> {
       // CFSSL's parameter sets (`ProcessRequestFirstMatchOf`): checked here so a request without
       // either never costs a worker round trip.

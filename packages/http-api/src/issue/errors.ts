@@ -21,3 +21,21 @@ export class UnknownLabelError extends CertsmithError {
     this.label = label;
   }
 }
+
+/**
+ * A signer call (`sign`, `signRequest`, `getCertificate`, `info`) did not settle within the
+ * server's signer timeout (`--signer-timeout`, default 30 s): code 2500 (the private key is
+ * unavailable), HTTP 400 as every CFSSL-coded error. The call itself cannot be cancelled; its late
+ * answer is discarded, so a hung HSM or remote CA costs one bounded wait per request, not a stuck
+ * request.
+ */
+export class SignerTimeoutError extends CertsmithError {
+  readonly label: string;
+  readonly timeoutMs: number;
+
+  constructor(label: string, timeoutMs: number) {
+    super(ErrorCode.PrivateKeyUnavailable, `signer ${JSON.stringify(label)} did not answer within ${timeoutMs} ms`);
+    this.label = label;
+    this.timeoutMs = timeoutMs;
+  }
+}

@@ -8,7 +8,9 @@ import type { InfoResult } from '@certsmith/signer-api';
 import * as z from 'zod';
 import { defineOperation } from '../operation.js';
 import { decodeInfoRequest } from './go-body.js';
+import { infoResultSchema } from './issue-result-schemas.js';
 import type { IssueOperationOptions } from './issue-options.js';
+import { withSignerTimeout } from './signing.js';
 
 /** Body of `/info` (CFSSL `info.Req`; keys case-insensitive). */
 export const infoRequestSchema = z
@@ -19,16 +21,19 @@ export const infoRequestSchema = z
   .describe('CFSSL info request');
 
 /** Build the `/info` operation. Unknown label → 5200; unknown profile of a local signer → 5400. */
-export function createInfoOperation(options: Pick<IssueOperationOptions, 'signers'>) {
+export function createInfoOperation(options: Pick<IssueOperationOptions, 'signers' | 'signerTimeoutMs'>) {
   return defineOperation({
     name: 'info',
     method: 'POST',
     body: infoRequestSchema,
     summary: 'Describe the signer: CA certificate, usages and expiry of a profile',
+    result: infoResultSchema,
     async handle(body): Promise<InfoResult> {
       const request = decodeInfoRequest(body);
       const route = options.signers.route(request.label);
-      const info = await signerInfo(route.signer, route.policy, request.profile, route.forwardLabel);
+      const info = await withSignerTimeout(route, options.signerTimeoutMs, () =>
+        signerInfo(route.signer, route.policy, request.profile, route.forwardLabel),
+      );
       // Key order of CFSSL's `info.Resp`: certificate, usages, expiry.
       return { certificate: info.certificate, usages: info.usages, expiry: info.expiry };
     },

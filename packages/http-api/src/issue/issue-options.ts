@@ -20,7 +20,15 @@ export interface IssueOperationOptions {
    * files once for both.
    */
   bundler?: BundleContextConfig | null;
+  /**
+   * Longest a signer call may take before the request fails with 2500 `signer "<label>" did not
+   * answer within N ms` ({@link DEFAULT_SIGNER_TIMEOUT_MS} when absent).
+   */
+  signerTimeoutMs?: number;
 }
+
+/** Default of {@link IssueOperationOptions.signerTimeoutMs}: 30 s. */
+export const DEFAULT_SIGNER_TIMEOUT_MS = 30_000;
 
 /**
  * The `"bundle": true` step (behaviour doc 3.1 step 8, 4.5): the optimal bundle of the issued

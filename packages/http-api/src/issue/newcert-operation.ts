@@ -17,6 +17,7 @@ import type { BundleResult } from '../bundle/index.js';
 import { defineOperation } from '../operation.js';
 import { bundleTask } from '../bundle/index.js';
 import { bundleIssuedCertificate } from './issue-options.js';
+import { newcertResultSchema } from './issue-result-schemas.js';
 import type { IssueOperationOptions } from './issue-options.js';
 import { keyAndCsrTask } from './key-and-csr-task.js';
 import { selectSigningProfile, signOnRoute, signsLocally } from './signing.js';
@@ -51,6 +52,7 @@ export function createNewcertOperation(options: IssueOperationOptions) {
     body: newcertRequestSchema,
     tasks: [keyAndCsrTask, bundleTask],
     summary: 'Generate a key and CSR, sign it, and return them with digests',
+    result: newcertResultSchema,
     async handle(body, context): Promise<NewcertResult> {
       // 400: Go decoding texts, `missing request section`, `ca section only permitted in initca`.
       const request = decodeNewCertificateRequest(body);
@@ -63,6 +65,7 @@ export function createNewcertOperation(options: IssueOperationOptions) {
         request: { certificate_request: generated.csrPem, profile: request.profile ?? '' },
         facts: generated.facts,
         profile,
+        timeoutMs: options.signerTimeoutMs,
       });
 
       const result: NewcertResult = {

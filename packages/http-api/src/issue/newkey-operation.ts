@@ -7,6 +7,7 @@ import { decodeCertificateRequest } from '@certsmith/issuer';
 import type { Sums } from '@certsmith/issuer';
 import * as z from 'zod';
 import { defineOperation } from '../operation.js';
+import { newkeyResultSchema } from './issue-result-schemas.js';
 import { keyAndCsrTask } from './key-and-csr-task.js';
 
 /** Body of newkey: a bare CFSSL certificate request (decoded by the issuer, keys case-insensitive). */
@@ -33,6 +34,7 @@ export const newkeyOperation = defineOperation({
   body: newkeyRequestSchema,
   tasks: [keyAndCsrTask],
   summary: 'Generate a private key and a certificate signing request',
+  result: newkeyResultSchema,
   async handle(body, context): Promise<NewkeyResult> {
     // 400 Go decoding texts and `ca section only permitted in initca`; 2400/9300 from the task.
     const request = decodeCertificateRequest(body);

@@ -14,11 +14,12 @@ import { BadRequestError } from '@certsmith/x509-core';
 import * as z from 'zod';
 import type { BundleResult } from '../bundle/index.js';
 import { defineOperation } from '../operation.js';
-import type { OperationContext } from '../operation.js';
+import type { OperationContext, RequestLabels } from '../operation.js';
 import { bundleTask } from '../bundle/index.js';
 import { csrFactsTask } from './csr-facts-task.js';
-import { peekAuthenticatedLabel } from './go-body.js';
+import { goField, peekAuthenticatedLabel } from './go-body.js';
 import { bundleIssuedCertificate } from './issue-options.js';
+import { signResultSchema } from './issue-result-schemas.js';
 import type { IssueOperationOptions } from './issue-options.js';
 import { selectSigningProfile, signOnRoute, signsLocally } from './signing.js';
 import type { SignerRoute } from './signer-directory.js';
@@ -67,7 +68,7 @@ async function signDecoded(
   // CSR parsing and its signature check are CPU work: a worker does them for local signers; a
   // remote signer parses the CSR itself.
   const facts = signsLocally(route) ? await context.runTask(csrFactsTask, { csrPem: signRequest.certificate_request }) : undefined;
-  const signed = await signOnRoute(route, { request: signRequest, facts, profile });
+  const signed = await signOnRoute(route, { request: signRequest, facts, profile, timeoutMs: options.signerTimeoutMs });
   const result: SignResultBody = { certificate: signed.certificatePem };
   if (wantsBundle) {
     const bundle = await bundleIssuedCertificate(signed.certificatePem, options, context);
@@ -84,6 +85,7 @@ export function createSignOperation(options: IssueOperationOptions) {
     body: signRequestSchema,
     tasks: [csrFactsTask, bundleTask],
     summary: 'Sign a certificate request',
+    result: signResultSchema,
     async handle(raw, context): Promise<SignResultBody> {
       // 400 `Unable to parse sign request`, `missing parameter 'certificate_request'`.
       const body = decodeSignRequest(raw);
@@ -101,6 +103,9 @@ export function createAuthsignOperation(options: IssueOperationOptions) {
     body: authsignRequestSchema,
     tasks: [csrFactsTask, bundleTask],
     summary: 'Sign a certificate request authenticated with an HMAC token',
+    result: signResultSchema,
+    // The label and profile are inside the base64 `request`; the token is never logged.
+    requestLabels: authsignRequestLabels,
     async handle(raw, context): Promise<SignResultBody> {
       // The token must be checked with the keys of the label the request will be signed for.
       const route = options.signers.route(peekAuthenticatedLabel(raw));
@@ -116,4 +121,19 @@ export function createAuthsignOperation(options: IssueOperationOptions) {
       return signDecoded(body, route, true, options, context);
     },
   });
+}
+
+/**
+ * The label and profile of an `/authsign` body's base64 inner request, for the request log line
+ * (the token and the CSR are never logged). Anything unreadable gives nothing: the handler reports it.
+ */
+export function authsignRequestLabels(body: Record<string, unknown>): RequestLabels {
+  const encoded = goField(body, 'request');
+  if (typeof encoded !== 'string') return {};
+  try {
+    const inner = decodeSignRequest(JSON.parse(Buffer.from(encoded, 'base64').toString('utf8')), { requireCsr: false });
+    return { label: inner.label, profile: inner.profile };
+  } catch {
+    return {};
+  }
 }

@@ -12,6 +12,8 @@ import { getIssuerContext, issueCertificate, selectProfile, signCertificateReque
 import type { CsrFacts, SignOverrides, SigningProfile } from '@certsmith/issuer';
 import type { SignRequest } from '@certsmith/signer-api';
 import { BadRequestError } from '@certsmith/x509-core';
+import { SignerTimeoutError } from './errors.js';
+import { DEFAULT_SIGNER_TIMEOUT_MS } from './issue-options.js';
 import type { SignerRoute } from './signer-directory.js';
 
 /** True when the route's signer signs raw TBS bytes here (local key, HSM) rather than whole requests. */
@@ -54,14 +56,42 @@ export interface SigningInput {
   facts?: CsrFacts;
   /** The profile from {@link selectSigningProfile}. */
   profile: SigningProfile | null;
+  /** Signer timeout (see {@link withSignerTimeout}); default {@link DEFAULT_SIGNER_TIMEOUT_MS}. */
+  timeoutMs?: number;
+}
+
+/**
+ * Run `call` (the signer calls of one request) but give up after `timeoutMs`: reject with
+ * {@link SignerTimeoutError} (2500) naming the route's label. The call cannot be cancelled; a late
+ * answer or failure is dropped.
+ */
+export async function withSignerTimeout<T>(route: Pick<SignerRoute, 'label'>, timeoutMs: number | undefined, call: () => Promise<T>): Promise<T> {
+  const limit = timeoutMs ?? DEFAULT_SIGNER_TIMEOUT_MS;
+  const pending = call();
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new SignerTimeoutError(route.label, limit)), limit);
+  });
+  try {
+    return await Promise.race([pending, expired]);
+  } finally {
+    clearTimeout(timer);
+    // After a timeout nobody awaits `pending` any more; its rejection must not go unhandled.
+    pending.catch(() => undefined);
+  }
 }
 
 /**
  * Sign on the main thread: a local signer gets the certificate built from `facts` and signs its
  * TBS bytes (issuer `issueCertificate`: whitelist, overrides, validity, extensions, one signature);
- * a remote signer gets the request with the route's `forwardLabel`.
+ * a remote signer gets the request with the route's `forwardLabel`. Bounded by `input.timeoutMs`
+ * ({@link withSignerTimeout}).
  */
 export async function signOnRoute(route: SignerRoute, input: SigningInput): Promise<SignedCertificate> {
+  return withSignerTimeout(route, input.timeoutMs, () => signOnRouteUnbounded(route, input));
+}
+
+async function signOnRouteUnbounded(route: SignerRoute, input: SigningInput): Promise<SignedCertificate> {
   if (!signsLocally(route)) {
     const forwarded: SignRequest = { ...input.request, label: route.forwardLabel };
     const result = await signCertificateRequest(forwarded, route.signer, route.policy);

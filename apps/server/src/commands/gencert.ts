@@ -1,0 +1,89 @@
+/**
+ * `certsmith gencert`, as `cfssl gencert`: generate a key and CSR from a CFSSL CSR JSON and sign it
+ * (locally with `-ca`/`-ca-key`, with a `signers` entry of `-config`, or on a remote CA with
+ * `-remote`), or make a self-signed CA with `-initca`. Prints `{"cert","csr","key"}` exactly as
+ * CFSSL's `cli.PrintCert` (Go map order, HTML-escaped JSON), so `| cfssljson -bare name` and
+ * `| certsmith split -bare name` work unchanged.
+ */
+import type { Command } from 'commander';
+import { NO_HOSTS_MESSAGE, decodeCertificateRequest, generateKeyAndCsr, resolveKeySpec, selectProfile, signCertificateRequest } from '@certsmith/issuer';
+import type { SignRequest } from '@certsmith/signer-api';
+import { ErrorCode } from '@certsmith/x509-core';
+import type { CommandIo, Verbosity } from './common.js';
+import { acceptGoFlags, createReporter, goJson, parseJsonInput, readInput, resolveIo, runAction, splitHosts, withLogLevel } from './common.js';
+import { initCa } from './key-and-csr.js';
+import { closeQuietly, openSigning } from './signing.js';
+import type { SigningFlags } from './signing.js';
+
+interface GencertFlags extends SigningFlags {
+  initca?: boolean;
+  hostname?: string;
+  loglevel?: Verbosity;
+}
+
+const EXAMPLES = `
+Output: {"cert": PEM, "csr": PEM, "key": PEM} on stdout (cfssl gencert's JSON); split it with
+"certsmith split -bare NAME" or "cfssljson -bare NAME". Flags may be written -flag or --flag.
+
+Examples:
+  certsmith gencert -initca ca-csr.json | certsmith split -bare ca
+  certsmith gencert -ca ca.pem -ca-key ca-key.pem -hostname www.example.com csr.json | certsmith split -bare www
+  certsmith gencert -ca ca.pem -ca-key ca-key.pem -config cfssl.json -profile client csr.json
+  echo '{"CN":"svc","hosts":["svc.internal"]}' | certsmith gencert -remote http://127.0.0.1:8888 -label hsm -
+  certsmith gencert -initca -ca-key ca-key.pem ca-csr.json    # new CA certificate for an existing key
+
+Exit codes: 0 success, 1 usage error, 2 failure ({"code":N,"message":"…"} on stderr).`;
+
+/** Register `certsmith gencert`. */
+export function registerGencertCommand(program: Command, io: Partial<CommandIo> = {}): Command {
+  const resolved = resolveIo(io);
+  const command = program
+    .command('gencert')
+    .description('generate a new key and a signed certificate from a CFSSL CSR JSON (cfssl gencert)')
+    .helpOption('-h, --help', 'show help')
+    .argument('<csrjson>', 'CFSSL CSR JSON file ({"CN","hosts","names","key","ca"}), - for stdin')
+    .option('--initca', 'make a self-signed CA (with --ca-key: a new CA certificate for that key)')
+    .option('--ca <file>', 'CA certificate to sign with (PEM)')
+    .option('--ca-key <file>', 'CA private key (PEM)')
+    .option('--config <file>', 'CFSSL config file (signing profiles, auth keys, remotes) or a certsmith config with signers')
+    .option('--profile <name>', 'signing profile')
+    .option('--label <label>', 'signer label (a signers entry of --config, or the remote CA\'s label)')
+    .option('--hostname <list>', 'comma-separated hosts (DNS names, IPs, e-mails, URIs) replacing the request\'s hosts in the certificate')
+    .option('--remote <url>', 'remote CFSSL/certsmith to sign with, e.g. http://127.0.0.1:8888 (several: comma-separated)')
+    .allowExcessArguments(false)
+    .addHelpText('after', EXAMPLES);
+  withLogLevel(command);
+  acceptGoFlags(command);
+  command.action(
+    runAction(command, resolved, async (csrFile: string, flags: GencertFlags) => {
+      const reporter = createReporter(resolved, 'gencert', flags.loglevel);
+      const body = parseJsonInput(await readInput(csrFile, resolved, 'CSRJSON', ErrorCode.CsrReadFailed), 'CSRJSON');
+      if (flags.initca) {
+        const existingKeyPem = flags.caKey === undefined ? undefined : (await readInput(flags.caKey, resolved, '--ca-key', ErrorCode.PrivateKeyReadFailed)).toString('utf8');
+        const material = await initCa(body, { reporter, ...(existingKeyPem === undefined ? {} : { existingKeyPem }) });
+        resolved.stdout(`${goJson(material)}\n`);
+        return;
+      }
+      const request = decodeCertificateRequest(body);
+      const spec = resolveKeySpec(request.key);
+      const hosts = splitHosts(flags.hostname);
+      const setup = await openSigning(flags, resolved, reporter);
+      try {
+        // A bad profile fails before a key is generated (the remote CA checks its own profiles).
+        if (!setup.remote) selectProfile(setup.policy, flags.profile);
+        if (spec.algorithm === 'RSA' && spec.bits >= 4096) reporter.progress(`generating a ${spec.bits}-bit RSA key…`);
+        const generated = await generateKeyAndCsr(request);
+        const signRequest: SignRequest = { certificate_request: generated.csrPem, hosts };
+        if (flags.profile) signRequest.profile = flags.profile;
+        if (flags.label) signRequest.label = flags.label;
+        if (setup.remote) reporter.progress('sending the request to the remote CA…');
+        const issued = await signCertificateRequest(signRequest, setup.signer, setup.policy);
+        if (hosts === null && (request.hosts ?? []).length === 0) reporter.warn(NO_HOSTS_MESSAGE);
+        resolved.stdout(`${goJson({ cert: issued.certificatePem, csr: generated.csrPem, key: generated.privateKeyPem })}\n`);
+      } finally {
+        await closeQuietly(setup);
+      }
+    }),
+  );
+  return command;
+}

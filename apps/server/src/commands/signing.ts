@@ -1,0 +1,155 @@
+/**
+ * Which signer `gencert` and `sign` use, as CFSSL's `sign.SignerFromConfig` picks it, plus
+ * certsmith's `signers` section:
+ *
+ * 1. `-remote URL[,URL…]`: the whole request goes to a running CFSSL/certsmith (`/sign`, or
+ *    `/authsign` when the profile in `-config` has an `auth_key`), through the multi-root remote
+ *    signer (failover, never signing twice).
+ * 2. `-ca` + `-ca-key`: the local signer, under the `-config` file's `signing` policy (or CFSSL's
+ *    default policy). A profile with `remote` in the config goes to that remote, as CFSSL's universal
+ *    signer does.
+ * 3. A `-config` with a `signers` section: the signer of `-label` (or `default`), with that label's
+ *    policy — exactly as `certsmith serve -config` would sign.
+ * 4. A profile with `remote` in `-config` (a CFSSL client config).
+ * Otherwise it is a usage error (CFSSL: `need a CA certificate (provide one with -ca)`).
+ */
+import { resolve } from 'node:path';
+import { Writable } from 'node:stream';
+import { createLogger } from '@certsmith/http-api';
+import { defaultSigningPolicy } from '@certsmith/issuer';
+import type { SigningPolicy, SigningProfile } from '@certsmith/issuer';
+import type { Signer, SignerLogger } from '@certsmith/signer-api';
+import { createSignerContext } from '@certsmith/signer-api';
+import { loadLocalSigner } from '@certsmith/signer-local';
+import { CertsmithError, ErrorCode, isCodedError } from '@certsmith/x509-core';
+import { loadServerConfig } from '../config-file.js';
+import { loadSigner } from '../signer-loader.js';
+import type { CommandIo, Reporter } from './common.js';
+import { UsageError } from './common.js';
+
+/** The flags that choose the signer. */
+export interface SigningFlags {
+  ca?: string;
+  caKey?: string;
+  config?: string;
+  profile?: string;
+  label?: string;
+  remote?: string;
+}
+
+/** A signer ready for one request, with the policy it signs under. */
+export interface SigningSetup {
+  signer: Signer;
+  policy: SigningPolicy;
+  /** True when the request is sent whole to a remote CA (its policy applies, not `policy`). */
+  remote: boolean;
+  close(): Promise<void>;
+}
+
+/** The profile `name` selects, without failing on unknown names (for remote auth keys). */
+function profileFor(policy: SigningPolicy, name: string | undefined): SigningProfile {
+  return (name ? policy.profiles.get(name) : undefined) ?? policy.default;
+}
+
+async function remoteSetup(remotes: string, profile: SigningProfile, policy: SigningPolicy, flag: string): Promise<SigningSetup> {
+  // Loaded on use: `certsmith serve` and the local commands never need the HTTP client.
+  const { createMultirootSigner, validateMultirootOptions } = await import('@certsmith/signer-multiroot');
+  let settings;
+  try {
+    settings = validateMultirootOptions({ remotes });
+  } catch (error) {
+    throw new UsageError(`${flag}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  // CFSSL's remote signer authenticates with the profile's auth_remote key, else its auth_key.
+  const authKey = profile.authRemoteKey ?? profile.authKey ?? null;
+  const signer = createMultirootSigner(settings, { authKey });
+  return { signer, policy, remote: true, close: () => signer.close() };
+}
+
+/** Plugin warnings as `certsmith <cmd>: warning: …` lines. */
+function warningLogger(reporter: Reporter): SignerLogger {
+  const ignore = (): void => {};
+  return { debug: ignore, info: ignore, warn: (message) => reporter.warn(message), error: (message) => reporter.warn(message) };
+}
+
+/** A pino logger whose warnings become reporter warnings (for `loadSigner`). */
+function pinoWarnings(reporter: Reporter) {
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      for (const line of chunk.toString('utf8').split('\n')) {
+        if (line === '') continue;
+        try {
+          const record = JSON.parse(line) as { msg?: unknown };
+          reporter.warn(String(record.msg ?? line));
+        } catch {
+          reporter.warn(line);
+        }
+      }
+      callback();
+    },
+  });
+  return createLogger({ level: 'warn', destination });
+}
+
+/**
+ * Open the signer the flags name (see the module comment). Errors: usage errors (exit 1) for
+ * incomplete flags; the config file's errors (5200), the CA files' (1001, 2001, 2300…), the signer
+ * plugin's (2000…) otherwise.
+ */
+export async function openSigning(flags: SigningFlags, io: CommandIo, reporter: Reporter): Promise<SigningSetup> {
+  const config = flags.config === undefined ? null : await loadServerConfig(resolve(io.cwd(), flags.config), { env: io.env, cwd: io.cwd() });
+  const filePolicy = config?.policy ?? defaultSigningPolicy();
+
+  if (flags.remote !== undefined) return remoteSetup(flags.remote, profileFor(filePolicy, flags.profile), filePolicy, '-remote');
+
+  if (flags.ca !== undefined || flags.caKey !== undefined) {
+    if (flags.ca === undefined) throw new UsageError('need a CA certificate (provide one with -ca)');
+    if (flags.caKey === undefined) throw new UsageError('need a CA key (provide one with -ca-key)');
+    const profile = profileFor(filePolicy, flags.profile);
+    if (profile.remoteServer !== '') return remoteSetup(profile.remoteServer, profile, filePolicy, `profile ${JSON.stringify(profile.name)} remote`);
+    const context = createSignerContext({ configDir: io.cwd(), env: io.env, logger: warningLogger(reporter) });
+    let signer;
+    try {
+      signer = await loadLocalSigner({ certFile: flags.ca, keyFile: flags.caKey }, context);
+    } catch (error) {
+      // Name the flag: `--ca: cannot read secret file /x/ca.pem: ENOENT`.
+      if (isCodedError(error) && (error.code === ErrorCode.CertificateReadFailed || error.code === ErrorCode.PrivateKeyReadFailed)) {
+        throw new CertsmithError(error.code, `${error.code === ErrorCode.CertificateReadFailed ? '--ca' : '--ca-key'}: ${error.message}`, { cause: error });
+      }
+      throw error;
+    }
+    return { signer, policy: filePolicy, remote: false, close: () => signer.close() };
+  }
+
+  if (config !== null && config.signers.length > 0) {
+    const label = flags.label || 'default';
+    const entry = config.signers.find((candidate) => candidate.label === label);
+    if (entry === undefined) {
+      throw new CertsmithError(ErrorCode.PolicyInvalid, `unknown label ${JSON.stringify(label)}: no signer is configured for it in ${config.file}`);
+    }
+    const loaded = await loadSigner({
+      label,
+      plugin: entry.plugin,
+      options: entry.options,
+      configDir: config.dir,
+      logger: pinoWarnings(reporter),
+      where: `signers.${label}`,
+      configFile: config.file,
+      env: io.env,
+    });
+    return { signer: loaded.signer, policy: entry.policy ?? filePolicy, remote: typeof loaded.signer.sign !== 'function', close: () => loaded.signer.close() };
+  }
+
+  const profile = profileFor(filePolicy, flags.profile);
+  if (profile.remoteServer !== '') return remoteSetup(profile.remoteServer, profile, filePolicy, `profile ${JSON.stringify(profile.name)} remote`);
+  throw new UsageError('need a CA certificate (provide one with -ca and -ca-key), a remote CA (-remote) or a signer in -config');
+}
+
+/** Close a setup without letting a close failure hide the operation's own error. */
+export async function closeQuietly(setup: SigningSetup): Promise<void> {
+  try {
+    await setup.close();
+  } catch {
+    // Closing a signer only releases resources; the result (or the error) is already known.
+  }
+}

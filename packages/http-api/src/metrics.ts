@@ -1,0 +1,272 @@
+/**
+ * Prometheus metrics (prom-client) for one server instance: its own {@link Registry} (never the
+ * global one, so several servers in one process do not clash), request counters and latency
+ * histograms fed by the app ({@link RequestObserver}), worker-pool gauges read on scrape, worker task
+ * counters, and signer call counters from a transparent wrapper around each signer.
+ *
+ * Label values are bounded: endpoints are operation or route names (`unknown` for anything else),
+ * methods a fixed list (`OTHER` beyond it), codes CFSSL's catalogue, signer labels and plugins come
+ * from the configuration. Nothing from a request body becomes a label.
+ */
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import type { Signer } from '@certsmith/signer-api';
+import { isCodedError } from '@certsmith/x509-core';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { RawRoute, RequestObservation, RequestObserver } from './app.js';
+import { errorEnvelope, serializeEnvelope } from './envelope.js';
+import { ServiceUnavailableError } from './errors.js';
+import { createSignerDirectory } from './issue/signer-directory.js';
+import type { SignerDirectory } from './issue/signer-directory.js';
+import type { TaskRunner } from './task-runner.js';
+
+/** Path of the Prometheus endpoint, on the API port or on `--metrics-address`. */
+export const METRICS_PATH = '/metrics';
+
+/** Request latency buckets (seconds): sub-millisecond health checks up to RSA key generation under load. */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/** Signer call buckets (seconds): a local ECDSA signature to an HSM or a remote CA under load. */
+const SIGNER_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+const KNOWN_METHODS = new Set(['GET', 'POST', 'HEAD', 'PUT', 'DELETE', 'OPTIONS', 'PATCH']);
+
+/** Signer methods that are counted as calls (the ones a request waits for). */
+const SIGNER_CALLS: Readonly<Record<string, string>> = { sign: 'sign', signRequest: 'sign_request', info: 'info' };
+
+/** What the pool gauges read on each scrape (a `WorkerPool` has all three). */
+export interface WorkerPoolGaugeSource {
+  readonly size: number;
+  readonly maxQueue: number;
+  /** Tasks admitted and not settled: running plus waiting. */
+  readonly pending: number;
+}
+
+/** Options of {@link createServerMetrics}. */
+export interface ServerMetricsOptions {
+  /** Also export prom-client's process and Node.js metrics (CPU, memory, event loop lag, GC); default true. */
+  defaultMetrics?: boolean;
+  /** Value of the `version` label of `certsmith_build_info`. */
+  version?: string;
+}
+
+/** The metrics of one server. */
+export interface ServerMetrics extends RequestObserver {
+  /** This server's registry. */
+  readonly registry: Registry;
+  /** `Content-Type` of {@link ServerMetrics.render} (Prometheus text format 0.0.4). */
+  readonly contentType: string;
+  /** The exposition text. */
+  render(): Promise<string>;
+  /** Export gauges for `pool`, read at scrape time. One pool per server. */
+  watchWorkerPool(pool: WorkerPoolGaugeSource): void;
+  /** A runner that counts and times the tasks `runner` runs (close is passed through). */
+  instrumentTaskRunner(runner: TaskRunner): TaskRunner;
+  /** `signer` with `sign`, `signRequest` and `info` counted and timed under `label` and `plugin`. */
+  instrumentSigner(signer: Signer, labels: { label: string; plugin: string }): Signer;
+  /** A directory whose signers are instrumented ({@link ServerMetrics.instrumentSigner}). */
+  instrumentSignerDirectory(directory: SignerDirectory): SignerDirectory;
+}
+
+/** Create the metrics of one server on a fresh registry. */
+export function createServerMetrics(options: ServerMetricsOptions = {}): ServerMetrics {
+  const registry = new Registry();
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  const buildInfo = new Gauge({
+    name: 'certsmith_build_info',
+    help: 'Always 1; the version label says which certsmith is running.',
+    labelNames: ['version'] as const,
+    registers,
+  });
+  buildInfo.set({ version: options.version ?? 'unknown' }, 1);
+
+  const requests = new Counter({
+    name: 'certsmith_http_requests_total',
+    help: 'HTTP requests answered, by endpoint (operation name, or unknown), method, status and CFSSL error code (empty on success).',
+    labelNames: ['endpoint', 'method', 'status', 'code'] as const,
+    registers,
+  });
+  const latency = new Histogram({
+    name: 'certsmith_http_request_duration_seconds',
+    help: 'Time from receiving a request to sending its response, by endpoint.',
+    labelNames: ['endpoint'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers,
+  });
+
+  const tasks = new Counter({
+    name: 'certsmith_worker_tasks_total',
+    help: 'Worker tasks finished, by task and outcome (success, failure, rejected: queue full, timeout or shutting down).',
+    labelNames: ['task', 'outcome'] as const,
+    registers,
+  });
+  const taskDuration = new Histogram({
+    name: 'certsmith_worker_task_duration_seconds',
+    help: 'Time a worker task took, waiting in the queue included, by task.',
+    labelNames: ['task'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers,
+  });
+
+  const signerCalls = new Counter({
+    name: 'certsmith_signer_calls_total',
+    help: 'Signer calls finished (sign: one signature by a local key or HSM; sign_request / info: a remote CA), by signer label, plugin and call.',
+    labelNames: ['label', 'plugin', 'call'] as const,
+    registers,
+  });
+  const signerFailures = new Counter({
+    name: 'certsmith_signer_failures_total',
+    help: 'Signer calls that failed, by signer label, plugin, call and CFSSL code (uncoded for errors without one).',
+    labelNames: ['label', 'plugin', 'call', 'code'] as const,
+    registers,
+  });
+  const signerDuration = new Histogram({
+    name: 'certsmith_signer_call_duration_seconds',
+    help: 'Duration of signer calls, by signer label, plugin and call.',
+    labelNames: ['label', 'plugin', 'call'] as const,
+    buckets: SIGNER_BUCKETS,
+    registers,
+  });
+  const signerInFlight = new Gauge({
+    name: 'certsmith_signer_calls_in_flight',
+    help: 'Signer calls started and not finished (a call that outlives --signer-timeout stays here until it settles).',
+    labelNames: ['label', 'plugin'] as const,
+    registers,
+  });
+
+  let pool: WorkerPoolGaugeSource | null = null;
+  const poolGauge = (name: string, help: string, read: (source: WorkerPoolGaugeSource) => number): void => {
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        if (pool !== null) this.set(read(pool));
+      },
+    });
+  };
+  poolGauge('certsmith_worker_pool_threads', 'Worker threads in the pool (--workers).', (p) => p.size);
+  poolGauge('certsmith_worker_pool_max_queue', 'Tasks allowed to wait for a worker before requests get 503 (--max-queue).', (p) => p.maxQueue);
+  poolGauge('certsmith_worker_pool_active_tasks', 'Tasks running on a worker thread now.', (p) => Math.min(p.pending, p.size));
+  poolGauge('certsmith_worker_pool_queue_depth', 'Tasks waiting for a free worker thread now.', (p) => Math.max(0, p.pending - p.size));
+  poolGauge('certsmith_worker_pool_utilization', 'Busy worker threads / threads, 0 to 1, at scrape time.', (p) => (p.size > 0 ? Math.min(p.pending, p.size) / p.size : 0));
+
+  const instrumentSigner = (signer: Signer, labels: { label: string; plugin: string }): Signer => {
+    const cache = new Map<PropertyKey, { source: unknown; wrapped: unknown }>();
+    const timed = (call: string, method: (...args: unknown[]) => unknown) => {
+      const callLabels = { label: labels.label, plugin: labels.plugin, call };
+      return async (...args: unknown[]): Promise<unknown> => {
+        signerInFlight.inc(labels);
+        const stop = signerDuration.startTimer(callLabels);
+        try {
+          return await method(...args);
+        } catch (error) {
+          signerFailures.inc({ ...callLabels, code: isCodedError(error) ? String(error.code) : 'uncoded' });
+          throw error;
+        } finally {
+          stop();
+          signerCalls.inc(callLabels);
+          signerInFlight.dec(labels);
+        }
+      };
+    };
+    // A proxy keeps every other property (algorithms, forwardsLabels, plugin extras) and `typeof
+    // signer.sign` exactly as the plugin made them; methods run bound to the real signer.
+    return new Proxy(signer, {
+      get(target, property) {
+        const value: unknown = Reflect.get(target, property, target);
+        if (typeof value !== 'function') return value;
+        const cached = cache.get(property);
+        if (cached !== undefined && cached.source === value) return cached.wrapped;
+        const bound = (value as (...args: unknown[]) => unknown).bind(target);
+        const call = typeof property === 'string' ? SIGNER_CALLS[property] : undefined;
+        const wrapped = call === undefined ? bound : timed(call, bound);
+        cache.set(property, { source: value, wrapped });
+        return wrapped;
+      },
+    });
+  };
+
+  return {
+    registry,
+    contentType: registry.contentType,
+    render: () => registry.metrics(),
+    observeRequest(observation: RequestObservation) {
+      const method = KNOWN_METHODS.has(observation.method) ? observation.method : 'OTHER';
+      const code = observation.status >= 400 && observation.code !== undefined ? String(observation.code) : '';
+      requests.inc({ endpoint: observation.endpoint, method, status: String(observation.status), code });
+      latency.observe({ endpoint: observation.endpoint }, observation.durationSeconds);
+    },
+    watchWorkerPool(source) {
+      pool = source;
+    },
+    instrumentTaskRunner(runner) {
+      return {
+        async run(task, input, runOptions) {
+          const stop = taskDuration.startTimer({ task: task.name });
+          try {
+            const result = await runner.run(task, input, runOptions);
+            tasks.inc({ task: task.name, outcome: 'success' });
+            return result;
+          } catch (error) {
+            tasks.inc({ task: task.name, outcome: error instanceof ServiceUnavailableError ? 'rejected' : 'failure' });
+            throw error;
+          } finally {
+            stop();
+          }
+        },
+        close: () => runner.close(),
+      };
+    },
+    instrumentSigner,
+    instrumentSignerDirectory(directory) {
+      return createSignerDirectory(
+        directory.entries.map((entry) => ({
+          ...entry,
+          signer: instrumentSigner(entry.signer, { label: entry.label, plugin: entry.pluginName ?? 'unknown' }),
+        })),
+      );
+    },
+  };
+}
+
+/** The `GET /metrics` route for the API app (when metrics are served on the API port). */
+export function createMetricsRoute(metrics: Pick<ServerMetrics, 'contentType' | 'render'>): RawRoute {
+  return {
+    name: 'metrics',
+    path: METRICS_PATH,
+    method: 'GET',
+    summary: 'Prometheus metrics (text exposition format)',
+    contentType: metrics.contentType,
+    handle: () => metrics.render(),
+  };
+}
+
+/**
+ * A plain HTTP server that only answers `GET /metrics` (for `--metrics-address`): 404 for other
+ * paths, 405 for other methods, both in the JSON envelope like the API. Not yet listening.
+ */
+export function createMetricsServer(metrics: Pick<ServerMetrics, 'contentType' | 'render'>, options: { onError?: (error: unknown) => void } = {}): Server {
+  return createServer((request, response) => {
+    const path = (request.url ?? '/').split('?')[0];
+    const fail = (status: number, message: string): void => {
+      const body = serializeEnvelope(errorEnvelope(status, message));
+      response.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), ...(status === 405 ? { Allow: 'GET' } : {}) });
+      response.end(body);
+    };
+    if (path !== METRICS_PATH) return fail(404, '404 page not found');
+    if (request.method !== 'GET') return fail(405, `Method is not allowed:${JSON.stringify(request.method)}`);
+    metrics.render().then(
+      (text) => {
+        response.writeHead(200, { 'Content-Type': metrics.contentType, 'Content-Length': Buffer.byteLength(text) });
+        response.end(text);
+      },
+      (error: unknown) => {
+        options.onError?.(error);
+        fail(500, 'internal server error');
+      },
+    );
+  });
+}

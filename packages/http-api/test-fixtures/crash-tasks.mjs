@@ -1,0 +1,34 @@
+/**
+ * Worker tasks that break their worker thread, for the pool's fault tests (`worker-pool-faults.test.ts`,
+ * `test/hardening-faults.test.ts`). Plain JavaScript: workers import task modules with Node itself.
+ */
+import { threadId } from 'node:worker_threads';
+import { defineTask } from '@certsmith/http-api';
+
+/** Ends its worker thread in the middle of the task (`process.exit` in a worker stops only that thread). */
+export const exitTask = defineTask({
+  name: 'test.exit',
+  module: import.meta.url,
+  run: ({ code }) => {
+    process.exit(code ?? 3);
+  },
+});
+
+/** Throws outside the task's promise chain: an uncaught exception that kills the worker thread. */
+export const uncaughtTask = defineTask({
+  name: 'test.uncaught',
+  module: import.meta.url,
+  run: () =>
+    new Promise(() => {
+      setImmediate(() => {
+        throw new Error('uncaught in worker: secret-detail-42');
+      });
+    }),
+});
+
+/** Answers with the thread it ran on. */
+export const whoTask = defineTask({
+  name: 'test.who',
+  module: import.meta.url,
+  run: () => ({ threadId }),
+});
