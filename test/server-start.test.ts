@@ -42,7 +42,9 @@ describe('certsmith serve', () => {
   it('prints its address as a JSON log line and a human line, and answers health', async () => {
     const server = await startCertsmith(['--port', '0', '--data-dir', dataDir, '--workers', '1']);
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    const listening = server.lines.map(parseLogLine).find((line) => line?.['msg'] === 'listening');
+    // pino writes asynchronously, so the JSON line may arrive after the human one: wait for it.
+    const listeningLine = await server.waitForLine((line) => parseLogLine(line)?.['msg'] === 'listening', 10_000);
+    const listening = parseLogLine(listeningLine);
     expect(listening).toMatchObject({ url: server.url, port: Number(new URL(server.url).port) });
 
     const response = await fetch(`${server.url}/api/v1/cfssl/health`);

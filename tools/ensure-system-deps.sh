@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure the system programs the end-to-end suite runs against are present: CFSSL 1.2.0
 # (`cfssl`, `multirootca` from Debian's golang-cfssl), SoftHSMv2 (a real PKCS#11 module), OpenSC's
-# pkcs11-tool and openssl (the independent verifier). Idempotent: does nothing when all are there.
+# pkcs11-tool, openssl (the independent verifier), and curl + jq for the documented examples. Idempotent: does nothing when all are there.
 set -euo pipefail
 missing=()
 command -v cfssl >/dev/null || missing+=(golang-cfssl)
@@ -9,6 +9,9 @@ command -v multirootca >/dev/null || missing+=(golang-cfssl)
 command -v softhsm2-util >/dev/null || missing+=(softhsm2)
 command -v pkcs11-tool >/dev/null || missing+=(opensc)
 command -v openssl >/dev/null || missing+=(openssl)
+# The docs examples (docs/api.md) are run as written, with curl and jq.
+command -v curl >/dev/null || missing+=(curl)
+command -v jq >/dev/null || missing+=(jq)
 [ ${#missing[@]} -eq 0 ] && exit 0
 pkgs=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
 if [ "$(id -u)" -ne 0 ]; then

@@ -84,7 +84,7 @@ describe('createServerMetrics', () => {
     let fail = false;
     class PrivateSigner implements Signer {
       readonly #secret = new Uint8Array([1, 2, 3]);
-      readonly algorithms = ['ecdsa-sha256'] as Signer['algorithms'];
+      readonly algorithms: Signer['algorithms'] = ['ECDSA-SHA256'];
       readonly forwardsLabels = false;
       async getCertificate() {
         return { der: new Uint8Array(), pem: '' };
@@ -114,9 +114,9 @@ describe('createServerMetrics', () => {
     expect(local.sign).toBe(local.sign); // stable identity
     expect(typeof directory.route('remote').signer.sign).toBe('undefined');
     expect((local as unknown as { forwardsLabels: boolean }).forwardsLabels).toBe(false);
-    expect(await local.sign!(new Uint8Array([9]), 'ecdsa-sha256' as never)).toEqual(new Uint8Array([1, 2, 3, 9]));
+    expect(await local.sign!(new Uint8Array([9]), 'ECDSA-SHA256')).toEqual(new Uint8Array([1, 2, 3, 9]));
     fail = true;
-    await expect(local.sign!(new Uint8Array([9]), 'ecdsa-sha256' as never)).rejects.toMatchObject({ code: 2500 });
+    await expect(local.sign!(new Uint8Array([9]), 'ECDSA-SHA256')).rejects.toMatchObject({ code: 2500 });
     await expect(directory.route('remote').signer.signRequest!({ certificate_request: '' } as never)).rejects.toThrow('boom');
     expect(directory.entries.find((entry) => entry.label === 'remote')?.forwardsLabels).toBe(true);
 

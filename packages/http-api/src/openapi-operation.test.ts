@@ -124,7 +124,7 @@ describe('GET /api/v1/cfssl/openapi.json', () => {
     const document = await servedDocument();
     const validator = new Validator();
     // The validator dereferences the object it is given in place: give it a copy.
-    const result = await validator.validate(structuredClone(document) as unknown as object);
+    const result = await validator.validate(structuredClone(document) as unknown as Record<string, unknown>);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(validator.version).toBe('3.1');
