@@ -158,7 +158,8 @@ describe.each(PUBLIC.map((entry) => [entry.manifest.name, entry] as const))('pac
     expect(dot).toMatchObject({ '@certsmith/source': './src/index.ts', types: './dist/index.d.ts', default: './dist/index.js' });
     expect(manifest.exports?.['./package.json']).toBe('./package.json');
     expect({ main: manifest.main, types: manifest.types }).toEqual({ main: './dist/index.js', types: './dist/index.d.ts' });
-    expect(manifest.files).toEqual(['dist', 'README.md']);
+    // Build info and source maps stay out: the maps point at src/, which is not published.
+    expect(manifest.files).toEqual(['dist', '!dist/.tsbuildinfo', '!dist/**/*.map', 'README.md']);
   });
 
   it('depends on no private workspace package', () => {
@@ -171,6 +172,7 @@ describe.each(PUBLIC.map((entry) => [entry.manifest.name, entry] as const))('pac
     expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts']));
     expect(files.filter((file) => !file.startsWith('dist/') && !['package.json', 'README.md'].includes(file))).toEqual([]);
     expect(files.filter((file) => /\.test\.|\.bench\.|(^|\/)src\//.test(file) || (file.endsWith('.ts') && !file.endsWith('.d.ts')))).toEqual([]);
+    expect(files.filter((file) => file.endsWith('.map') || file.endsWith('.tsbuildinfo'))).toEqual([]);
     // Every .js has its .d.ts: the package is typed throughout, not only at the entry point.
     const declarations = new Set(files.filter((file) => file.endsWith('.d.ts')));
     expect(files.filter((file) => file.endsWith('.js') && !declarations.has(file.replace(/\.js$/, '.d.ts')))).toEqual([]);
