@@ -76,7 +76,17 @@ beforeAll(async () => {
     },
   });
   [forwardingFront, pinnedFront] = await Promise.all([
-    startServer(['--config', forwardingConfig, '--data-dir', scratch.path('front-forwarding')]),
+    // Trust for `bundle: true`: both roots, no intermediates (the roots sign the leaves directly).
+    startServer([
+      '--config',
+      forwardingConfig,
+      '--data-dir',
+      scratch.path('front-forwarding'),
+      '--ca-bundle',
+      await scratch.write('front-roots.pem', `${roots.a.certificatePem.trim()}\n${roots.b.certificatePem.trim()}\n`),
+      '--int-bundle',
+      await scratch.write('front-ints.pem', ''),
+    ]),
     startServer(['--config', pinnedConfig, '--data-dir', scratch.path('front-pinned')], { FRONT_KEY_A: KEY_A, FRONT_KEY_B: KEY_B }),
   ]);
 }, 180_000);
@@ -110,6 +120,17 @@ describe('certsmith in front of a certsmith multi-root server', () => {
     expect(envelope.errors[0]?.message).toContain('nosuch');
   });
 
+  it('bundles a certificate issued by a remote label (bundle: true) up to that label\'s root', async () => {
+    const { status, envelope } = await post(forwardingFront.url, 'newcert', {
+      label: 'b',
+      bundle: true,
+      request: { CN: 'bundled.example.com', hosts: ['bundled.example.com'] },
+    });
+    expect(status, JSON.stringify(envelope.errors)).toBe(200);
+    expect(envelope.result.bundle.root.trim()).toBe(roots.b.certificatePem.trim());
+    expect(envelope.result.bundle.crt.trim()).toBe(envelope.result.certificate.trim());
+  });
+
   it('answers info for a label with the back server\'s root of that label', async () => {
     const { status, envelope } = await post(forwardingFront.url, 'info', { label: 'b' });
     expect(status).toBe(200);
@@ -134,7 +155,17 @@ describe('labels pinned with their own auth key (authsign)', () => {
   });
 });
 
-describe('cfssl sign -remote against a certsmith multi-root server', () => {
+describe('cfssl sign/gencert -remote against a certsmith multi-root server', () => {
+  it('gencert -remote -label generates the key locally and signs with the root of the label', async () => {
+    const csrJson = await scratch.write('gencert-csr.json', { CN: 'gencert.example.com', hosts: ['gencert.example.com'] });
+    for (const label of ['a', 'b'] as const) {
+      const { stdout } = await run('cfssl', ['gencert', '-remote', openBack.url, '-label', label, csrJson], { cwd: scratch.dir, timeout: 60_000 });
+      const { cert, key } = JSON.parse(stdout) as { cert: string; key: string };
+      expect(key).toContain('PRIVATE KEY');
+      await expectIssuedBy(cert, roots[label]);
+    }
+  });
+
   it('signs a CSR with the root selected by -label', async () => {
     const { csrFile } = await makeCsr(scratch, 'cfssl-client', 'cfssl.example.com');
     for (const label of ['a', 'b'] as const) {
