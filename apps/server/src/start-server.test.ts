@@ -1,7 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, defineOperation } from '@certsmith/http-api';
+import { TestPki } from '@certsmith/test-pki';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer } from './start-server.js';
 import type { RunningServer } from './start-server.js';
@@ -58,6 +59,42 @@ describe('startServer', () => {
     await closed;
     await expect(fetch(`${server.url}/api/v1/cfssl/health`)).rejects.toThrow();
     server = undefined;
+  });
+
+  it('loads the trust files in the workers before listening and fails start-up on a broken one', async () => {
+    const rootPem = new TestPki({ now: new Date() }).root('Start Trust Root').pem;
+    const roots = join(dir, 'roots.pem');
+    await writeFile(roots, rootPem);
+    const metadata = join(dir, 'metadata.json');
+    await writeFile(metadata, JSON.stringify([{ name: 'P', weight: 1, hash_algo: 'SHA2', key_algo: 'RSA', keystore: 'roots.pem' }]));
+    const logged: Record<string, unknown>[] = [];
+    const logger = createLogger({ level: 'info', destination: { write: (line: string) => void logged.push(JSON.parse(line) as Record<string, unknown>) } });
+    const running = await startServer({ port: 0, workers: 2, dataDir: join(dir, 'data'), caBundleFile: roots, intBundleFile: roots, metadataFile: metadata, logger });
+    try {
+      expect(logged.find((line) => line['msg'] === 'trust files loaded')).toMatchObject({ trust: { roots: 1, intermediates: 1, platforms: 1 } });
+      // Loaded before 'listening': the warm-up is part of start-up.
+      expect(logged.findIndex((line) => line['msg'] === 'trust files loaded')).toBeLessThan(logged.findIndex((line) => line['msg'] === 'listening'));
+    } finally {
+      await running.close();
+    }
+
+    const broken = join(dir, 'broken.json');
+    await writeFile(broken, '{"name":');
+    await expect(startServer({ port: 0, workers: 2, dataDir: join(dir, 'data'), caBundleFile: roots, metadataFile: broken })).rejects.toMatchObject({
+      code: 4003,
+      flag: '--metadata',
+      exitCode: 2,
+    });
+    const ints = join(dir, 'ints.pem');
+    await writeFile(ints, `${rootPem}\nnot a certificate\n`);
+    await expect(startServer({ port: 0, workers: 1, dataDir: join(dir, 'data'), caBundleFile: roots, intBundleFile: ints })).rejects.toMatchObject({
+      code: 3003,
+      flag: '--int-bundle',
+    });
+    await expect(startServer({ port: 0, workers: 1, dataDir: join(dir, 'data'), caBundleFile: join(dir, 'missing.pem') })).rejects.toMatchObject({
+      code: 4001,
+      flag: '--ca-bundle',
+    });
   });
 
   it('rejects with the coded option error before listening', async () => {

@@ -14,19 +14,23 @@ import {
   createLogger,
   createWorkerPool,
   listen,
+  bundleContextConfig,
+  bundleWarmUpTask,
+  warmUpBundleWorkers,
   createMetricsRoute,
   createMetricsServer,
   createOpenApiRoute,
   createServerMetrics,
   METRICS_PATH,
 } from '@certsmith/http-api';
-import type { AnyOperation, ApiTlsConfig, Logger, RawRoute, ServerMetrics, SignerDirectory, TlsConfigField } from '@certsmith/http-api';
+import type { AnyOperation, WorkerPool, ApiTlsConfig, Logger, RawRoute, ServerMetrics, SignerDirectory, TlsConfigField } from '@certsmith/http-api';
 import type { Server } from 'node:http';
 import { VERSION } from './cli-program.js';
 import { ServerOptionError } from './errors.js';
 import { loadServerConfig } from './config-file.js';
 import { buildOperations } from './operations.js';
-import { checkTrustFiles } from './trust-check.js';
+import { TrustFileError, checkTrustFiles } from './trust-check.js';
+import type { TrustSummary } from './trust-check.js';
 import { parseHostPort, resolveServerOptions } from './server-options.js';
 import type { ServerOptions, ServerOptionsInput } from './server-options.js';
 import { loadSignerRegistry } from './signer-registry.js';
@@ -77,10 +81,10 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
   const logger = givenLogger ?? createLogger({ level: options.logLevel });
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
 
-  // Trust files are checked once here so a broken file stops start-up (as CFSSL does for metadata)
-  // instead of failing every bundle request in the workers.
-  const trust = await checkTrustFiles(options);
-  logger.info({ trust }, 'trust files loaded');
+  // A broken trust file stops start-up (as CFSSL does for metadata) instead of failing every bundle
+  // request. When bundling runs on the pool, the workers load the files before the server listens
+  // (below: parsed once per worker, the first bundle is fast); otherwise they are checked here.
+  const hasTrustFiles = options.caBundleFile !== undefined || options.intBundleFile !== undefined || options.metadataFile !== undefined;
   const config = await loadServerConfig(options.configFile, env ? { env } : {});
   // The flag and the config file can both open the SSRF guard; either is enough.
   options.allowPrivateNetworks ||= config.allowPrivateNetworks;
@@ -95,6 +99,7 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
   const signers = metrics.instrumentSignerDirectory(registry.directory);
 
   let pool;
+  let warmUp = false;
   let server;
   let bound;
   let shuttingDown = false;
@@ -109,8 +114,12 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
     const extras = (extraOperations ?? []).filter((operation) => !options.disable.includes(operation.name));
     const extraNames = new Set(extras.map((operation) => operation.name));
     operations = [...builtIn.filter((operation) => !extraNames.has(operation.name)), ...extras];
+    const tasks = collectTasks(operations);
+    warmUp = hasTrustFiles && tasks.some((task) => task.name === 'bundle');
+    if (hasTrustFiles && !warmUp) logger.info({ trust: await checkTrustFiles(options) }, 'trust files loaded');
+    if (warmUp) tasks.push(bundleWarmUpTask);
     pool = createWorkerPool({
-      tasks: collectTasks(operations),
+      tasks,
       size: options.workers,
       maxQueue: options.maxQueue,
       onError: (error) => logger.error({ err: error }, 'worker pool error'),
@@ -122,6 +131,7 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
   let metricsServer: Server | null = null;
   let metricsUrl = '';
   try {
+    if (warmUp) logger.info({ trust: await warmUpTrust(pool, options) }, 'trust files loaded');
     metrics.watchWorkerPool(pool);
     // `/metrics` on the API port unless --metrics-address moves it to its own listener.
     const routes: RawRoute[] = options.metricsAddress === undefined ? [createMetricsRoute(metrics)] : [];
@@ -191,6 +201,25 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
       })();
       return closing;
     },
+  };
+}
+
+const TRUST_FILE_FLAGS = { caBundleFile: '--ca-bundle', intBundleFile: '--int-bundle', metadataFile: '--metadata' } as const;
+
+/**
+ * Load the trust files in every worker of `pool` before listening (one `bundle.warm-up` task per
+ * worker). A file that fails is a {@link TrustFileError} naming its flag, with the loader's code.
+ */
+async function warmUpTrust(pool: WorkerPool, options: ServerOptions): Promise<TrustSummary> {
+  const outcome = await warmUpBundleWorkers(pool, bundleContextConfig(options), pool.size);
+  if (!outcome.ok) {
+    const flag = outcome.file === null ? '--ca-bundle' : TRUST_FILE_FLAGS[outcome.file];
+    throw new TrustFileError(outcome.error.code, flag, outcome.error.message);
+  }
+  return {
+    roots: options.caBundleFile !== undefined ? outcome.roots : null,
+    intermediates: options.intBundleFile !== undefined ? outcome.intermediates : null,
+    platforms: options.metadataFile !== undefined ? outcome.platforms : null,
   };
 }
 

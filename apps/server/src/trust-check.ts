@@ -1,6 +1,7 @@
 /**
  * Start-up check of the trust files given to `certsmith serve` (`--ca-bundle`, `--int-bundle`,
- * `--metadata`). Bundling loads them lazily inside each worker thread; without this check a broken
+ * `--metadata`), used when no worker loads them at start-up (`startServer` normally warms every
+ * worker with them before listening, which checks them too). Bundling loads them lazily inside each worker thread; without this check a broken
  * file would only show up as an error on every bundle request. CFSSL refuses to start when the
  * platform metadata does not load (behaviour doc 2.11), and so does certsmith — for all three files.
  * The parsed data is discarded: the workers keep their own copies.

@@ -117,6 +117,11 @@ export function createApp(options: AppOptions): Koa {
   }
   if (!operations.has('health')) operations.set('health', createHealthOperation(options.health));
 
+  // The per-request line has fixed keys and scalar values only (none of them a secret field), so
+  // path redaction cannot change it; skipping it saves ~50 µs of CPU per request (wildcard paths
+  // walk every key). Everything else logged through `logger` keeps its redaction.
+  const accessLog = logger.child({}, { redact: { paths: [] } });
+
   const app = new Koa();
   // Every error is answered by the middleware below; Koa's own handler would print to stderr.
   app.silent = true;
@@ -144,7 +149,7 @@ export function createApp(options: AppOptions): Koa {
     } finally {
       if (isShuttingDown()) ctx.set('Connection', 'close');
       const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
-      logger.info(
+      accessLog.info(
         {
           reqId: state.requestId,
           method: ctx.method,
@@ -206,9 +211,14 @@ export function createApp(options: AppOptions): Koa {
     ctx.res.once('close', () => {
       if (!ctx.res.writableFinished) aborter.abort(new Error('client disconnected'));
     });
+    // The request's child logger is made on first use: most requests never log through it.
+    let requestLog: Logger | undefined;
     const context: OperationContext = {
       requestId: state.requestId,
-      log: logger.child({ reqId: state.requestId, operation: operation.name }),
+      get log() {
+        requestLog ??= logger.child({ reqId: state.requestId, operation: operation.name });
+        return requestLog;
+      },
       signal: aborter.signal,
       runTask(task, input, runOptions) {
         // Undeclared tasks would be missing from the server's pool; fail the same way everywhere.

@@ -14,7 +14,7 @@ export type {
   SignBody,
   DecodeSignRequestOptions,
 } from './certificate-request.js';
-export { resolveKeySpec, generateKey, exportPrivateKeyPem } from './key-generation.js';
+export { resolveKeySpec, generateKey, generateKeyInThread, exportPrivateKeyPem } from './key-generation.js';
 export type { KeySpec, GeneratedKey } from './key-generation.js';
 export {
   emptySubject,

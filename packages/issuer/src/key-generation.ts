@@ -3,7 +3,7 @@
  * `generateKeyPair` so the event loop (or worker) never blocks on RSA prime search. Limits and
  * texts are CFSSL's (`csr.KeyRequest.Generate`), all code 2400.
  */
-import { generateKeyPair } from 'node:crypto';
+import { generateKeyPair, generateKeyPairSync } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 
@@ -166,6 +166,10 @@ export async function generateKey(spec: KeySpec): Promise<GeneratedKey> {
   } catch (cause) {
     throw new KeyGenerationError(cause instanceof Error ? cause.message : String(cause), { cause });
   }
+  return completeKey(spec, pair);
+}
+
+function completeKey(spec: KeySpec, pair: { privateKey: KeyObject; publicKey: KeyObject }): GeneratedKey {
   // One JWK export serves both the SPKI and the private key PEM (see the note above).
   const jwk = pair.privateKey.export({ format: 'jwk' }) as Jwk;
   return {
@@ -175,4 +179,21 @@ export async function generateKey(spec: KeySpec): Promise<GeneratedKey> {
     spki: spkiFromJwk(spec, jwk),
     privateKeyPem: privateKeyPemFromJwk(spec, jwk),
   };
+}
+
+/**
+ * {@link generateKey} for threads whose only job is the request at hand (worker threads): ECDSA and
+ * Ed25519 keys are generated on the calling thread (~0.1 ms; the libuv thread-pool hop of the
+ * asynchronous call costs more than it saves), RSA keys still asynchronously (prime search takes
+ * hundreds of milliseconds). Same keys, same errors.
+ */
+export async function generateKeyInThread(spec: KeySpec): Promise<GeneratedKey> {
+  if (spec.algorithm === 'RSA') return generateKey(spec);
+  let pair: { privateKey: KeyObject; publicKey: KeyObject };
+  try {
+    pair = spec.algorithm === 'ECDSA' ? generateKeyPairSync('ec', { namedCurve: spec.curve }) : generateKeyPairSync('ed25519');
+  } catch (cause) {
+    throw new KeyGenerationError(cause instanceof Error ? cause.message : String(cause), { cause });
+  }
+  return completeKey(spec, pair);
 }

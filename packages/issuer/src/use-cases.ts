@@ -55,6 +55,11 @@ export interface KeyAndCsrResult {
   csrPem: string;
   csrDer: Uint8Array;
   sums: { certificate_request: Sums };
+  /**
+   * The CSR's facts as the signer needs them (with the CSR's own subject and SAN encodings), so a
+   * newcert that signs this CSR needs neither to re-parse it nor to re-encode them. Plain data.
+   */
+  facts: CsrFacts;
 }
 
 /** Result of {@link issueNewCertificate} (newcert, behaviour doc 3.1). */
@@ -176,6 +181,7 @@ export async function generateKeyAndCsr(request: CertificateRequest, options: Ke
     csrPem: generated.csrPem,
     csrDer: generated.csrDer,
     sums: { certificate_request: computeSums(generated.csrDer) },
+    facts: generated.facts,
   };
 }
 

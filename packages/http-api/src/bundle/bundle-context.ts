@@ -48,13 +48,34 @@ export interface BundleContext {
 
 const loaded = new Map<string, Promise<BundleContext>>();
 
+/** Which configured file a load error came from (same thread only; see {@link bundleContextFailedFile}). */
+const failedFiles = new WeakMap<object, BundleContextFile>();
+
+/** The files of a {@link BundleContextConfig}, by config key. */
+export type BundleContextFile = 'caBundleFile' | 'intBundleFile' | 'metadataFile';
+
+function tagged<T>(file: BundleContextFile, pending: Promise<T>): Promise<T> {
+  return pending.catch((error: unknown) => {
+    if (typeof error === 'object' && error !== null) failedFiles.set(error, file);
+    throw error;
+  });
+}
+
+/**
+ * The file whose loading raised `error` (an error thrown by {@link loadBundleContext} on this
+ * thread), or `null` when it did not come from a configured file.
+ */
+export function bundleContextFailedFile(error: unknown): BundleContextFile | null {
+  return typeof error === 'object' && error !== null ? (failedFiles.get(error) ?? null) : null;
+}
+
 async function load(config: BundleContextConfig): Promise<BundleContext> {
   const [roots, intermediates, platforms] = await Promise.all([
     config.caBundleFile
-      ? loadCertificatePool(config.caBundleFile, 'roots')
+      ? tagged('caBundleFile', loadCertificatePool(config.caBundleFile, 'roots'))
       : Promise.resolve(new CertificatePool(parseBundlePem(rootCertificates.join('\n'), 'roots'))),
-    config.intBundleFile ? loadCertificatePool(config.intBundleFile, 'intermediates') : Promise.resolve(new CertificatePool()),
-    config.metadataFile ? loadPlatforms(config.metadataFile) : config.embeddedPlatforms ? defaultPlatforms() : Promise.resolve([]),
+    config.intBundleFile ? tagged('intBundleFile', loadCertificatePool(config.intBundleFile, 'intermediates')) : Promise.resolve(new CertificatePool()),
+    config.metadataFile ? tagged('metadataFile', loadPlatforms(config.metadataFile)) : config.embeddedPlatforms ? defaultPlatforms() : Promise.resolve([]),
   ]);
   // One guard for both kinds of request-driven fetch, so `domain` bundling cannot reach what AIA
   // chasing may not.

@@ -99,7 +99,8 @@ export function toBundleInput(request: BundleRequest): BundleCertificateInput {
 
 /**
  * Build the bundle operation for the given trust data. Always enabled, as in `cfssl serve`. Trust
- * files are read by each worker on its first bundle request; a file that fails to load answers that
+ * files are read by each worker on its first bundle request (servers load them earlier, in every
+ * worker before listening: `bundle.warm-up`, see `warmUpBundleWorkers`); a file that fails to load answers that
  * request with its code (4001/4003 roots, 3001/3003 intermediates, metadata errors).
  */
 export function createBundleOperation(options: BundleOperationOptions = {}) {

@@ -7,8 +7,10 @@ export type {
   BundleStatus,
   RemoteBundleOptions,
 } from './bundle-certificate.js';
-export { loadBundleContext } from './bundle-context.js';
-export type { BundleContext, BundleContextConfig } from './bundle-context.js';
+export { bundleContextFailedFile, loadBundleContext } from './bundle-context.js';
+export type { BundleContext, BundleContextConfig, BundleContextFile } from './bundle-context.js';
+export { bundleWarmUpTask, warmUpBundleWorkers } from './warm-up-task.js';
+export type { BundleWarmUpOutcome } from './warm-up-task.js';
 export { bundleTask } from './bundle-task.js';
 export type { BundleTaskInput } from './bundle-task.js';
 export {

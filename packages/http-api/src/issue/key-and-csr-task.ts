@@ -4,10 +4,8 @@
  * facts, so the main thread only builds the certificate and makes the one signer call.
  */
 import type { CertificateRequest, CsrFacts, Sums } from '@certsmith/issuer';
-import { generateKeyAndCsr } from '@certsmith/issuer';
-import { parseCertificateRequestDer } from '@certsmith/x509-core';
+import { generateKeyAndCsr, generateKeyInThread } from '@certsmith/issuer';
 import { defineTask } from '../task.js';
-import { csrFactsOf } from './csr-facts.js';
 
 /** Input of {@link keyAndCsrTask}. */
 export interface KeyAndCsrTaskInput {
@@ -37,14 +35,16 @@ export const keyAndCsrTask = defineTask({
   name: 'issue.key-and-csr',
   module: import.meta.url,
   async run(input: KeyAndCsrTaskInput): Promise<KeyAndCsrTaskOutput> {
-    const generated = await generateKeyAndCsr(input.request);
+    // A worker runs one task at a time: generate EC/Ed25519 keys right here (no thread-pool hop).
+    const generated = await generateKeyAndCsr(input.request, { keySource: generateKeyInThread });
     const output: KeyAndCsrTaskOutput = {
       privateKeyPem: generated.privateKeyPem,
       csrPem: generated.csrPem,
       csrSums: generated.sums.certificate_request,
     };
-    // The CSR was signed a moment ago by this very code: parse it without re-verifying the signature.
-    if (input.withFacts) output.facts = csrFactsOf(parseCertificateRequestDer(generated.csrDer));
+    // The CSR was built a moment ago by this very code: its facts come from the generator (no
+    // re-parse, no signature check), with the subject and SAN encodings the certificate reuses.
+    if (input.withFacts) output.facts = generated.facts;
     return output;
   },
 });
