@@ -8,7 +8,7 @@
  * cRLSign (critical), basicConstraints CA:TRUE (critical), subjectKeyIdentifier (RFC 5280
  * 4.2.1.2 method 1), signed with the algorithm CFSSL would choose for the key.
  */
-import { createHash, createPublicKey, generateKeyPair, randomBytes } from 'node:crypto';
+import { createPublicKey, generateKeyPair, randomBytes } from 'node:crypto';
 import type { JsonWebKey, KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 
@@ -16,18 +16,13 @@ import { algorithmIdentifier, preferredSignatureAlgorithm } from '@certsmith/iss
 import type { SignatureAlgorithm, Signer, SignerCertificate, SignerHealth } from '@certsmith/signer-api';
 import { SignerUnavailableError, algorithmsForKeyObject, signWithKeyObject } from '@certsmith/signer-api';
 import {
+  buildSelfSignedCaTbs,
   DerReader,
   derBitString,
-  derBoolean,
   derDirectoryString,
-  derExplicit,
-  derInteger,
-  derNamedBitString,
-  derOctetString,
   derOid,
   derSequence,
   derSetOf,
-  derTime,
   encodePem,
   readPublicKeyInfo,
 } from '@certsmith/x509-core';
@@ -67,8 +62,6 @@ export interface TestCa {
 
 const FIVE_MINUTES_MS = 5 * 60_000;
 const DAY_MS = 86_400_000;
-const KEY_CERT_SIGN = 1 << 5;
-const CRL_SIGN = 1 << 6;
 
 async function generate(type: TestCaKeyType): Promise<{ privateKey: KeyObject; publicKey: KeyObject }> {
   switch (type) {
@@ -85,11 +78,6 @@ async function generate(type: TestCaKeyType): Promise<{ privateKey: KeyObject; p
     case 'ed25519':
       return generateKeyPairAsync('ed25519');
   }
-}
-
-function extension(oid: string, critical: boolean, value: Uint8Array): Uint8Array {
-  // DER omits a default-valued BOOLEAN (X.690 11.5): `critical` is written only when true.
-  return critical ? derSequence(derOid(oid), derBoolean(true), derOctetString(value)) : derSequence(derOid(oid), derOctetString(value));
 }
 
 /** The in-memory signer of {@link TestCa.createSigner}. */
@@ -146,25 +134,8 @@ export async function createTestCa(options: TestCaOptions = {}): Promise<TestCa>
   serial[0] = ((serial[0] as number) & 0x7f) | 0x01;
   const notBefore = new Date(Math.floor(Date.now() / 1000) * 1000 - FIVE_MINUTES_MS);
   const notAfter = new Date(notBefore.getTime() + (options.validityDays ?? 1825) * DAY_MS);
-  const subjectKeyId = createHash('sha1').update(keyInfo.subjectPublicKey).digest();
   const signatureAlgorithm = algorithmIdentifier(algorithm);
-  const tbs = derSequence(
-    derExplicit(0, derInteger(2)),
-    derInteger(serial),
-    signatureAlgorithm,
-    name,
-    derSequence(derTime(notBefore), derTime(notAfter)),
-    name,
-    spki,
-    derExplicit(
-      3,
-      derSequence(
-        extension('2.5.29.15', true, derNamedBitString(KEY_CERT_SIGN | CRL_SIGN)),
-        extension('2.5.29.19', true, derSequence(derBoolean(true))),
-        extension('2.5.29.14', false, derOctetString(subjectKeyId)),
-      ),
-    ),
-  );
+  const tbs = buildSelfSignedCaTbs({ name, spki, signatureAlgorithm, serial, notBefore, notAfter });
   const signature = await signWithKeyObject(privateKey, tbs, algorithm);
   const certificateDer = derSequence(tbs, signatureAlgorithm, derBitString(signature));
   const certificatePem = encodePem('CERTIFICATE', certificateDer);

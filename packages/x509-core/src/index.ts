@@ -134,3 +134,5 @@ export {
   ocspServers,
 } from './certificate-facts.js';
 export { publicKeyObject, verifySignature, isSignatureAlgorithmSupported } from './verify-signature.js';
+export { buildSelfSignedCaTbs, derExtension } from './self-signed-ca.js';
+export type { SelfSignedCaTbsOptions } from './self-signed-ca.js';

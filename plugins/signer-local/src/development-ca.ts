@@ -6,7 +6,7 @@
  * rounded to the minute minus 5 minutes, ECDSA-SHA256. It is built here with the DER writer because
  * plugins stand on the contract and x509-core only.
  */
-import { createHash, generateKeyPair, randomBytes } from 'node:crypto';
+import { generateKeyPair, randomBytes } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -15,21 +15,14 @@ import { promisify } from 'node:util';
 import { signWithKeyObject } from '@certsmith/signer-api';
 import {
   CertsmithError,
-  DerReader,
+  buildSelfSignedCaTbs,
   ErrorCode,
   derBitString,
-  derBoolean,
   derDirectoryString,
-  derExplicit,
-  derInteger,
-  derNamedBitString,
-  derOctetString,
   derOid,
   derSequence,
   derSetOf,
-  derTime,
   encodePem,
-  readPublicKeyInfo,
 } from '@certsmith/x509-core';
 
 const generateKeyPairAsync = promisify(generateKeyPair);
@@ -78,8 +71,6 @@ async function writeNewFile(path: string, content: string, mode: number): Promis
 /** Build the self-signed CA certificate DER for `key`. */
 export async function buildSelfSignedCaCertificate(key: { privateKey: KeyObject; publicKey: KeyObject }, commonName: string, now: Date): Promise<Uint8Array> {
   const spki = new Uint8Array(key.publicKey.export({ type: 'spki', format: 'der' }));
-  const reader = new DerReader(spki);
-  const publicKey = readPublicKeyInfo(spki, reader.expect(0x30, 'SubjectPublicKeyInfo'), reader);
   const name = derSequence(
     derSetOf([derSequence(derOid('2.5.4.10'), derDirectoryString('certsmith'))]),
     derSetOf([derSequence(derOid('2.5.4.3'), derDirectoryString(commonName))]),
@@ -88,25 +79,8 @@ export async function buildSelfSignedCaCertificate(key: { privateKey: KeyObject;
   serial[0] = (serial[0] as number) & 0x7f;
   const notBefore = new Date(Math.round(now.getTime() / 60_000) * 60_000 - 5 * 60_000);
   const notAfter = new Date(notBefore.getTime() + FIVE_YEARS_MS);
-  const ski = createHash('sha1').update(publicKey.subjectPublicKey).digest();
-  const extension = (oid: string, critical: boolean, value: Uint8Array): Uint8Array =>
-    critical ? derSequence(derOid(oid), derBoolean(true), derOctetString(value)) : derSequence(derOid(oid), derOctetString(value));
-  const extensions = derSequence(
-    extension('2.5.29.15', true, derNamedBitString((1 << 5) | (1 << 6))),
-    extension('2.5.29.19', true, derSequence(derBoolean(true))),
-    extension('2.5.29.14', false, derOctetString(ski)),
-  );
   const algorithm = derSequence(derOid('1.2.840.10045.4.3.2'));
-  const tbs = derSequence(
-    derExplicit(0, derInteger(2)),
-    derInteger(serial),
-    algorithm,
-    name,
-    derSequence(derTime(notBefore), derTime(notAfter)),
-    name,
-    spki,
-    derExplicit(3, extensions),
-  );
+  const tbs = buildSelfSignedCaTbs({ name, spki, signatureAlgorithm: algorithm, serial, notBefore, notAfter });
   const signature = await signWithKeyObject(key.privateKey, tbs, 'ECDSA-SHA256');
   return derSequence(tbs, algorithm, derBitString(signature));
 }

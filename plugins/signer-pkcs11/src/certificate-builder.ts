@@ -16,14 +16,13 @@ import {
   derExplicit,
   derImplicit,
   derInteger,
-  derNamedBitString,
   derNull,
-  derOctetString,
   derOid,
   derSequence,
   derSetOf,
-  derTime,
   derConstructed,
+  derExtension,
+  buildSelfSignedCaTbs as buildCaTbs,
 } from '@certsmith/x509-core';
 
 import { publicKeyInfoFromSpki } from './public-key.js';
@@ -101,14 +100,10 @@ export function encodeSubjectName(subject: SignRequestSubject): Uint8Array {
   return derSequence(...rdns);
 }
 
-function extension(oid: string, critical: boolean, value: Uint8Array): Uint8Array {
-  return critical ? derSequence(derOid(oid), derBoolean(true), derOctetString(value)) : derSequence(derOid(oid), derOctetString(value));
-}
-
 /** basicConstraints CA:TRUE with an optional pathLenConstraint, critical (RFC 5280 §4.2.1.9). */
 function caBasicConstraints(pathLength: number | undefined): Uint8Array {
   const value = pathLength === undefined ? derSequence(derBoolean(true)) : derSequence(derBoolean(true), derInteger(pathLength));
-  return extension('2.5.29.19', true, value);
+  return derExtension('2.5.29.19', true, value);
 }
 
 /** RFC 5280 §4.2.1.2 method 1, as Go/CFSSL compute it: SHA-1 of the subjectPublicKey bits. */
@@ -136,27 +131,18 @@ export interface SelfSignedCaTemplate {
  * subject).
  */
 export function buildSelfSignedCaTbs(template: SelfSignedCaTemplate): Uint8Array {
-  const name = encodeSubjectName(template.subject);
   const serial = randomBytes(20);
   serial[0] = (serial[0] as number) & 0x7f;
   const notBefore = new Date(Math.round(template.now.getTime() / 60_000) * 60_000 - 5 * 60_000);
-  const notAfter = new Date(notBefore.getTime() + template.validityMs);
-  const extensions = derSequence(
-    // KeyUsage bits 5 (keyCertSign) and 6 (cRLSign), RFC 5280 §4.2.1.3.
-    extension('2.5.29.15', true, derNamedBitString((1 << 5) | (1 << 6))),
-    caBasicConstraints(template.pathLength),
-    extension('2.5.29.14', false, derOctetString(subjectKeyIdentifier(template.spki))),
-  );
-  return derSequence(
-    derExplicit(0, derInteger(2)),
-    derInteger(serial),
-    signatureAlgorithmIdentifier(template.algorithm),
-    name,
-    derSequence(derTime(notBefore), derTime(notAfter)),
-    name,
-    template.spki,
-    derExplicit(3, extensions),
-  );
+  return buildCaTbs({
+    name: encodeSubjectName(template.subject),
+    spki: template.spki,
+    signatureAlgorithm: signatureAlgorithmIdentifier(template.algorithm),
+    serial,
+    notBefore,
+    notAfter: new Date(notBefore.getTime() + template.validityMs),
+    pathLength: template.pathLength,
+  });
 }
 
 /** `Certificate`/`CertificationRequest` ::= SEQUENCE { tbs, signatureAlgorithm, signature BIT STRING }. */
@@ -214,7 +200,7 @@ export interface CsrTemplate {
 export function buildCertificationRequestInfo(template: CsrTemplate): Uint8Array {
   const extensions: Uint8Array[] = [];
   const hosts = template.hosts ?? [];
-  if (hosts.length > 0) extensions.push(extension('2.5.29.17', false, derSequence(...hosts.map(generalName))));
+  if (hosts.length > 0) extensions.push(derExtension('2.5.29.17', false, derSequence(...hosts.map(generalName))));
   if (template.isCa) extensions.push(caBasicConstraints(template.pathLength));
   const attributes: Uint8Array[] = [];
   if (extensions.length > 0) attributes.push(derSequence(derOid('1.2.840.113549.1.9.14'), derSetOf([derSequence(...extensions)])));

@@ -1,0 +1,70 @@
+/**
+ * The TBSCertificate of a self-signed CA as CFSSL's `initca` issues it (behaviour doc 3.10): v3,
+ * issuer = subject, keyUsage keyCertSign + cRLSign (critical), basicConstraints CA:TRUE with an
+ * optional pathLenConstraint (critical), subject key identifier, and no authority key identifier
+ * (Go omits it when issuer and subject are the same). Serial, validity, name and signature algorithm
+ * are the caller's: a development CA, an HSM CA and a test CA choose them differently.
+ */
+import { computeSubjectKeyId } from './certificate-facts.js';
+import { DerReader } from './der-reader.js';
+import {
+  derBoolean,
+  derExplicit,
+  derInteger,
+  derNamedBitString,
+  derOctetString,
+  derOid,
+  derSequence,
+  derTime,
+} from './der-writer.js';
+import { readPublicKeyInfo } from './public-key-info.js';
+
+/** Input of {@link buildSelfSignedCaTbs}. */
+export interface SelfSignedCaTbsOptions {
+  /** DER Name, used as both issuer and subject. */
+  name: Uint8Array;
+  /** SubjectPublicKeyInfo DER of the CA key. */
+  spki: Uint8Array;
+  /** DER AlgorithmIdentifier of the signature that will be made over the result. */
+  signatureAlgorithm: Uint8Array;
+  /** Serial number magnitude (positive, at most 20 octets; RFC 5280 4.1.2.2). */
+  serial: Uint8Array;
+  notBefore: Date;
+  notAfter: Date;
+  /** basicConstraints pathLenConstraint; absent = no limit. */
+  pathLength?: number | undefined;
+}
+
+/**
+ * One extension: DER omits a default-valued BOOLEAN (X.690 11.5), so `critical` is written only
+ * when true.
+ */
+export function derExtension(oid: string, critical: boolean, value: Uint8Array): Uint8Array {
+  return critical ? derSequence(derOid(oid), derBoolean(true), derOctetString(value)) : derSequence(derOid(oid), derOctetString(value));
+}
+
+/** KeyUsage bits 5 (keyCertSign) and 6 (cRLSign), RFC 5280 4.2.1.3. */
+const CA_KEY_USAGE = (1 << 5) | (1 << 6);
+
+/** Build the TBSCertificate DER of a self-signed CA; sign it and wrap it with the same AlgorithmIdentifier. */
+export function buildSelfSignedCaTbs(options: SelfSignedCaTbsOptions): Uint8Array {
+  const reader = new DerReader(options.spki);
+  const publicKey = readPublicKeyInfo(options.spki, reader.expect(0x30, 'SubjectPublicKeyInfo'), reader);
+  const basicConstraints =
+    options.pathLength === undefined ? derSequence(derBoolean(true)) : derSequence(derBoolean(true), derInteger(options.pathLength));
+  const extensions = derSequence(
+    derExtension('2.5.29.15', true, derNamedBitString(CA_KEY_USAGE)),
+    derExtension('2.5.29.19', true, basicConstraints),
+    derExtension('2.5.29.14', false, derOctetString(computeSubjectKeyId(publicKey))),
+  );
+  return derSequence(
+    derExplicit(0, derInteger(2)),
+    derInteger(options.serial),
+    options.signatureAlgorithm,
+    options.name,
+    derSequence(derTime(options.notBefore), derTime(options.notAfter)),
+    options.name,
+    options.spki,
+    derExplicit(3, extensions),
+  );
+}
