@@ -13,6 +13,7 @@ import {
   derOid,
   derSequence,
   derTlv,
+  derExtension,
 } from '@certsmith/x509-core';
 
 /** An extension ready to encode. */
@@ -42,9 +43,7 @@ export const ExtensionOid = {
 
 /** Encode one Extension SEQUENCE (Go omits `critical` when false: DEFAULT FALSE). */
 export function encodeExtension(extension: ExtensionSpec): Uint8Array {
-  return extension.critical
-    ? derSequence(derOid(extension.oid), derBoolean(true), derOctetString(extension.value))
-    : derSequence(derOid(extension.oid), derOctetString(extension.value));
+  return derExtension(extension.oid, extension.critical, extension.value);
 }
 
 /** KeyUsage (RFC 5280 4.2.1.3), critical as Go marks it. `bits`: bit 0 = digitalSignature. */
