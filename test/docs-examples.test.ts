@@ -19,7 +19,6 @@
  * the OpenAPI document has a run example and a response example, that every metric the page lists
  * is exported, and that every `errors.md#code` link has its anchor.
  */
-import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,83 +28,12 @@ import { createScratch } from './fixtures-issue.js';
 import type { Scratch } from './fixtures-issue.js';
 import { killAllCertsmith, parseLogLine, startCertsmith } from './helpers/certsmith-process.js';
 import type { StartedCertsmith } from './helpers/certsmith-process.js';
+import { DOC_ADDRESS, has, jsonValues, kind, markedBlocks, runShell } from './helpers/doc-examples.js';
 
 const DOCS = fileURLToPath(new URL('../docs/', import.meta.url));
 const PAGE = await readFile(join(DOCS, 'api.md'), 'utf8');
 const ERRORS_PAGE = await readFile(join(DOCS, 'errors.md'), 'utf8');
-const DOC_ADDRESS = /(127\.0\.0\.1|localhost):8888/g;
-
-interface Block {
-  /** 1-based line of the marker, for messages. */
-  line: number;
-  directives: string[][];
-  language: string;
-  body: string;
-}
-
-/** Marked fenced blocks of the page, in order. */
-function markedBlocks(page: string): Block[] {
-  const blocks: Block[] = [];
-  const pattern = /<!-- example: (.+?) -->\n```(\w*)[^\n]*\n([\s\S]*?)\n```/g;
-  for (const match of page.matchAll(pattern)) {
-    blocks.push({
-      line: page.slice(0, match.index).split('\n').length,
-      directives: match[1]!.split(';').map((directive) => directive.trim().split(/[\s,]+/).filter(Boolean)),
-      language: match[2]!,
-      body: match[3]!,
-    });
-  }
-  return blocks;
-}
-
-/** Every JSON value in `text` (concatenated or on separate lines, pretty-printed or not). */
-function jsonValues(text: string): unknown[] {
-  const values: unknown[] = [];
-  let depth = 0;
-  let start = -1;
-  let inString = false;
-  for (let i = 0; i < text.length; i += 1) {
-    const char = text[i];
-    if (inString) {
-      if (char === '\\') i += 1;
-      else if (char === '"') inString = false;
-      continue;
-    }
-    if (char === '"' && depth > 0) inString = true;
-    else if (char === '{' || char === '[') {
-      if (depth === 0) start = i;
-      depth += 1;
-    } else if (char === '}' || char === ']') {
-      depth -= 1;
-      if (depth === 0) values.push(JSON.parse(text.slice(start, i + 1)));
-    }
-  }
-  return values;
-}
-
-/** Run a shell block with bash; bounded. */
-function runShell(script: string, cwd: string, timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', script], { cwd, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`example did not finish within ${timeoutMs} ms; stdout:\n${stdout}\nstderr:\n${stderr}`));
-    }, timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
 const blocks = markedBlocks(PAGE);
-const kind = (block: Block): string => block.directives[0]![0]!;
-const has = (block: Block, name: string): string[] | undefined => block.directives.find((directive) => directive[0] === name);
 
 let scratch: Scratch;
 let server: StartedCertsmith;

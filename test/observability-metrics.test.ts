@@ -3,11 +3,16 @@
  * - `/metrics` on the API port (default): request counters by endpoint/status/CFSSL code, latency
  *   histograms, worker-pool gauges read at scrape time (a queue is observed while RSA keys are
  *   generated on one worker), worker task counters, signer calls by label and plugin, process metrics;
+ * - AIA fetches and cache hits counted in the bundle worker and exported by the main thread, against
+ *   a loopback AIA server (`--allow-private-networks` lets the worker reach it);
  * - `--metrics-address`: `/metrics` only there, not on the API port;
  * - one JSON `request` line per request with the request ID (echoed as `X-Request-Id`), operation,
  *   status, CFSSL code, duration, label and profile — never a body, a key or a token; `--loglevel`.
  * Metric values are read from the exposition text with a small parser written here.
  */
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { TestPki, type TestCertificate } from '@certsmith/test-pki';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScratch, makeRootCa } from './fixtures-issue.js';
 import type { OpensslCa, Scratch } from './fixtures-issue.js';
@@ -18,18 +23,35 @@ import { findFreePort } from './peers/free-port.js';
 let scratch: Scratch;
 let ca: OpensslCa;
 let main: StartedCertsmith;
+/** Loopback AIA server: `/inter.cer` serves the intermediate of {@link aiaLeaf}, anything else is 404. */
+let aiaServer: HttpServer;
+let aiaBase = '';
+const pki = new TestPki({ now: new Date() });
+// Under a root the server does not trust (no --ca-bundle: Node's store): the fetched intermediate
+// never chains, so it is not learned and the next bundle of the same leaf asks the fetcher's cache.
+const aiaRoot = pki.root('Metrics AIA Root', { key: 'ecdsa-p256' });
+const aiaInter = pki.intermediate('Metrics AIA Inter', aiaRoot, { key: 'ecdsa-p256' });
 
 beforeAll(async () => {
   scratch = await createScratch('metrics');
   ca = await makeRootCa(scratch, 'ca', 'Metrics CA');
+  aiaServer = createHttpServer((request, response) => {
+    if (request.url === '/inter.cer') response.end(aiaInter.der);
+    else response.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => aiaServer.listen(0, '127.0.0.1', resolve));
+  aiaBase = `http://127.0.0.1:${(aiaServer.address() as AddressInfo).port}`;
   main = await startCertsmith(
-    ['--port', '0', '--workers', '1', '--loglevel', 'info', '--data-dir', scratch.path('data'), '--ca', ca.certFile, '--ca-key', ca.keyFile],
+    // --allow-private-networks: the AIA server is on loopback, which the SSRF guard refuses by default.
+    ['--port', '0', '--workers', '1', '--loglevel', 'info', '--data-dir', scratch.path('data'), '--ca', ca.certFile, '--ca-key', ca.keyFile, '--allow-private-networks'],
     60_000,
   );
 });
 
 afterAll(async () => {
   await killAllCertsmith();
+  aiaServer?.closeAllConnections();
+  await new Promise((resolve) => (aiaServer ? aiaServer.close(resolve) : resolve(undefined)));
   await scratch?.cleanup();
 });
 
@@ -74,7 +96,7 @@ describe('/metrics on the API port', () => {
     expect(sample(text, 'certsmith_http_request_duration_seconds_bucket', { endpoint: 'newcert', le: '+Inf' })).toBe(2);
     expect(sample(text, 'certsmith_signer_calls_total', { label: 'default', plugin: '@certsmith/signer-local', call: 'sign' })).toBe(1);
     expect(sample(text, 'certsmith_signer_call_duration_seconds_count', { label: 'default', plugin: '@certsmith/signer-local', call: 'sign' })).toBe(1);
-    expect(sample(text, 'certsmith_worker_tasks_total', { task: 'issue.key-and-csr', outcome: 'success' })).toBe(1);
+    expect(sample(text, 'certsmith_worker_tasks_total', { task: 'issue.newcert-in-worker', outcome: 'success' })).toBe(1);
     expect(sample(text, 'certsmith_worker_pool_threads')).toBe(1);
     expect(sample(text, 'certsmith_worker_pool_queue_depth')).toBe(0);
     expect(sample(text, 'certsmith_build_info', { version: '0.1.0' })).toBe(1);
@@ -115,9 +137,12 @@ describe('request log lines', () => {
     const generatedId = generated.headers.get('x-request-id')!;
     expect(generatedId).toMatch(/^[0-9a-f-]{36}$/);
 
+    // A previous test's last /metrics scrape may be logged after `before` was taken (the line is
+    // written once the response is sent): only the newcert lines matter here.
+    const newcertLines = () => requestLines(main).slice(before).filter((line) => line['path'] !== '/metrics');
     const deadline = Date.now() + 10_000;
-    while (requestLines(main).length < before + 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    const [first, second] = requestLines(main).slice(before);
+    while (newcertLines().length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    const [first, second] = newcertLines();
     expect(first).toMatchObject({ level: 30, reqId: 'e2e-log-1', method: 'POST', path: '/api/v1/cfssl/newcert', operation: 'newcert', status: 200, label: 'default', profile: 'default' });
     expect(first!['durationMs']).toBeTypeOf('number');
     expect(first).not.toHaveProperty('code');
@@ -156,5 +181,39 @@ describe('--metrics-address', () => {
     server.child.kill('SIGTERM');
     expect(await server.waitForExit()).toEqual({ code: 0, signal: null });
     await expect(fetch(`http://127.0.0.1:${port}/metrics`)).rejects.toThrow();
+  });
+});
+
+// Last: its scrapes log request lines asynchronously, which would shift the request-log test's count.
+describe('AIA metrics', () => {
+  const leafVia = (name: string, path: string): TestCertificate => pki.leaf(name, aiaInter, { key: 'ecdsa-p256', caIssuers: [`${aiaBase}${path}`] });
+
+  /** Scrape until `read` gives `expected`: workers post their counts right after the task, asynchronously. */
+  async function scrapeUntil(read: (text: string) => unknown, expected: unknown): Promise<string> {
+    const deadline = Date.now() + 10_000;
+    let text = await (await fetch(`${main.url}/metrics`)).text();
+    while (JSON.stringify(read(text)) !== JSON.stringify(expected) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      text = await (await fetch(`${main.url}/metrics`)).text();
+    }
+    return text;
+  }
+
+  it('counts AIA fetches by outcome and reason, and cache hits, made inside the bundle worker', async () => {
+    const fetched = leafVia('aia-metrics.example.com', '/inter.cer');
+    // Fetched once, then answered from the worker's cache; neither chains to a trusted root.
+    for (let i = 0; i < 2; i++) expect(await (await post(main.url, 'bundle', { certificate: fetched.pem })).json()).toMatchObject({ errors: [{ code: 1220 }] });
+    expect((await post(main.url, 'bundle', { certificate: leafVia('aia-404.example.com', '/missing.cer').pem })).status).toBe(400);
+
+    const read = (text: string) => [
+      sample(text, 'certsmith_aia_fetches_total', { outcome: 'success', reason: '' }),
+      sample(text, 'certsmith_aia_fetches_total', { outcome: 'failure', reason: 'http_status' }),
+      sample(text, 'certsmith_aia_cache_hits_total'),
+    ];
+    const text = await scrapeUntil(read, [1, 1, 1]);
+    expect(read(text)).toEqual([1, 1, 1]);
+    expect(text).toContain('# TYPE certsmith_aia_fetches_total counter');
+    // The URL never becomes a label.
+    expect(text).not.toContain(aiaBase);
   });
 });

@@ -12,6 +12,9 @@ command -v openssl >/dev/null || missing+=(openssl)
 # The docs examples (docs/api.md) are run as written, with curl and jq.
 command -v curl >/dev/null || missing+=(curl)
 command -v jq >/dev/null || missing+=(jq)
+# docs/deploy.md's systemd unit is checked with systemd-analyze verify, its Prometheus YAML with yq.
+command -v systemd-analyze >/dev/null || missing+=(systemd)
+command -v yq >/dev/null || missing+=(yq)
 [ ${#missing[@]} -eq 0 ] && exit 0
 pkgs=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
 if [ "$(id -u)" -ne 0 ]; then

@@ -6,7 +6,7 @@
  */
 import { createDevelopmentCa, localSignerPlugin } from '@certsmith/signer-local';
 import type { Logger } from '@certsmith/http-api';
-import { loadSigner } from './signer-loader.js';
+import { LOCAL_SIGNER_MODULE, loadSigner } from './signer-loader.js';
 import type { LoadedSigner } from './signer-loader.js';
 
 /** Load (creating on first use) the development CA under `dataDir` as the `default` signer. */
@@ -16,6 +16,7 @@ export async function loadDevelopmentSigner(dataDir: string, logger: Logger): Pr
     label: 'default',
     plugin: localSignerPlugin,
     describedAs: '@certsmith/signer-local (development CA)',
+    pluginModule: LOCAL_SIGNER_MODULE,
     options: { certFile: ca.certFile, keyFile: ca.keyFile },
     configDir: dataDir,
     logger,

@@ -66,7 +66,7 @@ describe('startServer metrics and OpenAPI', () => {
     const text = await (await fetch(a.metricsUrl)).text();
     expect(text).toMatch(/certsmith_http_requests_total\{endpoint="health",method="GET",status="200",code=""\} 1/);
     expect(text).toMatch(/certsmith_signer_calls_total\{label="default",plugin="@certsmith\/signer-local",call="sign"\} 1/);
-    expect(text).toMatch(/certsmith_worker_tasks_total\{task="issue\.key-and-csr",outcome="success"\} 1/);
+    expect(text).toMatch(/certsmith_worker_tasks_total\{task="issue\.newcert-in-worker",outcome="success"\} 1/);
     expect(text).toMatch(/certsmith_worker_pool_threads 1/);
     expect(await (await fetch(b.metricsUrl)).text()).not.toContain('endpoint="health"');
 

@@ -37,6 +37,8 @@ export interface ServerServices {
   healthContributors?: readonly HealthContributor[];
   /** Where to log which endpoints are disabled and why. */
   logger?: Logger;
+  /** Channel the bundling workers post AIA fetch counts on (`ServerMetrics.workerMetricsChannel`); absent = not counted. */
+  metricsChannel?: string;
 }
 
 /**
@@ -44,10 +46,11 @@ export interface ServerServices {
  * serve`, a bundler is attached to them only when both `--ca-bundle` and `--int-bundle` are given
  * (behaviour doc 5); otherwise they answer with CFSSL's 5300 no-bundler message.
  */
-export function issueBundlerConfig(options: ServerOptions): NonNullable<IssueOperationOptions['bundler']> | null {
+export function issueBundlerConfig(options: ServerOptions, metricsChannel?: string): NonNullable<IssueOperationOptions['bundler']> | null {
   if (options.caBundleFile === undefined || options.intBundleFile === undefined) return null;
-  // The bundle endpoint's own config, so each worker loads the trust files once for both.
-  return bundleContextConfig(options);
+  // The bundle endpoint's own config (same metrics channel too), so each worker loads the trust
+  // files once for both.
+  return bundleContextConfig({ ...options, metricsChannel });
 }
 
 /** Build the operations for `options`, with `--disable` and `--require-auth` applied. */
@@ -100,12 +103,12 @@ async function buildServedOperations(options: ServerOptions, services: ServerSer
     createHealthOperation({ contributors: services.healthContributors ?? [] }),
     certinfoOperation,
     newkeyOperation,
-    createBundleOperation(options),
+    createBundleOperation({ ...options, metricsChannel: services.metricsChannel }),
   ];
   const signers = services.signers;
   if (signers === undefined) return operations;
 
-  const issue = { signers, bundler: issueBundlerConfig(options), signerTimeoutMs: options.signerTimeoutMs };
+  const issue = { signers, bundler: issueBundlerConfig(options, services.metricsChannel), signerTimeoutMs: options.signerTimeoutMs };
   operations.push(createNewcertOperation(issue), createInfoOperation(issue));
   const policies = signers.entries.map((entry) => entry.policy);
   if (policies.some(policyHasUnauthenticatedProfiles)) {

@@ -5,7 +5,9 @@
  * thread — HSM sessions and remote connection pools must never live in a worker. Every failure is a
  * {@link SignerLoadError} naming the label, the plugin and what to do; `certsmith serve` exits 2.
  */
-import type { Logger } from '@certsmith/http-api';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import type { Logger, WorkerSignerRecipe } from '@certsmith/http-api';
 import {
   SIGNER_API_VERSION,
   assertSignerApiCompatible,
@@ -14,7 +16,7 @@ import {
   isSignerPlugin,
   validateSignerOptions,
 } from '@certsmith/signer-api';
-import type { Signer, SignerLogger, SignerPlugin } from '@certsmith/signer-api';
+import type { Signer, SignerEvent, SignerLogger, SignerPlugin } from '@certsmith/signer-api';
 import { isCodedError } from '@certsmith/x509-core';
 import { SignerLoadError } from './errors.js';
 import { CERTSMITH_DIR, PluginNotFoundError, resolvePluginModule } from './plugin-resolution.js';
@@ -22,6 +24,12 @@ import type { ResolvedPlugin } from './plugin-resolution.js';
 
 /** Package name of the multi-root remote signer, which forwards labels unless it has a fixed one. */
 export const MULTIROOT_PLUGIN_NAME = '@certsmith/signer-multiroot';
+
+/**
+ * URL of `@certsmith/signer-local`'s entry module (whose default export is `localSignerPlugin`), so
+ * worker threads can recreate the local signers defined by flags and the development CA.
+ */
+export const LOCAL_SIGNER_MODULE = pathToFileURL(createRequire(import.meta.url).resolve('@certsmith/signer-local')).href;
 
 /** A signer ready to serve. */
 export interface LoadedSigner {
@@ -38,6 +46,11 @@ export interface LoadedSigner {
   forwardsLabels: boolean;
   /** How the module was found (`path`, `config-dir`, `certsmith`) or `builtin`. */
   resolvedFrom: ResolvedPlugin['from'] | 'builtin';
+  /**
+   * How worker threads recreate this signer: set when the plugin declares
+   * `meta.recreatableInWorkers` and its module URL is known.
+   */
+  workerRecipe?: WorkerSignerRecipe;
 }
 
 /** What {@link loadSigner} needs. */
@@ -47,6 +60,11 @@ export interface LoadSignerOptions {
   plugin: string | SignerPlugin<unknown>;
   /** How to name the plugin in messages when `plugin` is an object (e.g. `@certsmith/signer-local from --ca/--ca-key`). */
   describedAs?: string;
+  /**
+   * URL of the module whose default export is `plugin`, when `plugin` is an object: lets worker
+   * threads recreate a signer whose plugin declares `meta.recreatableInWorkers`.
+   */
+  pluginModule?: string;
   options: unknown;
   /** Folder of the config file: plugin paths, relative option paths and `file:` secrets resolve against it. */
   configDir: string;
@@ -59,6 +77,8 @@ export interface LoadSignerOptions {
   where?: string;
   /** The config file holding `where`, for hints. */
   configFile?: string | null;
+  /** Receives the events the signer reports through its context, with its label and plugin name (metrics). */
+  onEvent?: (event: SignerEvent, signer: { label: string; plugin: string }) => void;
 }
 
 /** A pino logger as the plugin's {@link SignerLogger} (fields first, as pino wants). */
@@ -109,6 +129,7 @@ export async function loadSigner(input: LoadSignerOptions): Promise<LoadedSigner
   let plugin: SignerPlugin<unknown>;
   let specifier: string;
   let resolvedFrom: LoadedSigner['resolvedFrom'];
+  let pluginModule = input.pluginModule;
 
   if (typeof input.plugin === 'string') {
     specifier = input.plugin;
@@ -125,6 +146,7 @@ export async function loadSigner(input: LoadSignerOptions): Promise<LoadedSigner
       throw new SignerLoadError(label, specifier, `cannot be resolved: ${reasonOf(error)}`, `check ${pluginRef}`, { cause: error });
     }
     resolvedFrom = resolved.from;
+    pluginModule = resolved.url;
     let namespace: unknown;
     try {
       namespace = await import(resolved.url);
@@ -168,7 +190,14 @@ export async function loadSigner(input: LoadSignerOptions): Promise<LoadedSigner
   }
 
   const logger = input.logger.child({ signer: label, plugin: plugin.meta.name });
-  const context = createSignerContext({ configDir: input.configDir, logger: toSignerLogger(logger), ...(input.env ? { env: input.env } : {}) });
+  const onEvent = input.onEvent;
+  const reporter = { label, plugin: plugin.meta.name };
+  const context = createSignerContext({
+    configDir: input.configDir,
+    logger: toSignerLogger(logger),
+    ...(input.env ? { env: input.env } : {}),
+    ...(onEvent ? { onEvent: (event: SignerEvent) => onEvent(event, reporter) } : {}),
+  });
   let signer: Signer;
   try {
     signer = await plugin.create(options, context);
@@ -188,7 +217,11 @@ export async function loadSigner(input: LoadSignerOptions): Promise<LoadedSigner
   const declared = (signer as { forwardsLabels?: unknown }).forwardsLabels === true;
   const multirootWithoutLabel = plugin.meta.name === MULTIROOT_PLUGIN_NAME && !hasFixedLabel(options);
   logger.info({ resolvedFrom, version: plugin.meta.version, algorithms: signer.algorithms }, 'signer loaded');
-  return { label, specifier, pluginName: plugin.meta.name, signer, forwardsLabels: declared || multirootWithoutLabel, resolvedFrom };
+  const loaded: LoadedSigner = { label, specifier, pluginName: plugin.meta.name, signer, forwardsLabels: declared || multirootWithoutLabel, resolvedFrom };
+  if (plugin.meta.recreatableInWorkers === true && pluginModule !== undefined) {
+    loaded.workerRecipe = { module: pluginModule, options: input.options, configDir: input.configDir, ...(input.env ? { env: input.env } : {}) };
+  }
+  return loaded;
 }
 
 function hasFixedLabel(options: unknown): boolean {

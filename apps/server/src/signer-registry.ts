@@ -7,13 +7,14 @@
 import { createSignerDirectory } from '@certsmith/http-api';
 import type { HealthContributor, Logger, SignerDirectory, SignerEntry } from '@certsmith/http-api';
 import type { SigningPolicy } from '@certsmith/issuer';
+import type { SignerEvent } from '@certsmith/signer-api';
 import { localSignerPlugin } from '@certsmith/signer-local';
 import { ErrorCode } from '@certsmith/x509-core';
 import type { ServerConfig } from './config-file.js';
 import { loadDevelopmentSigner } from './dev-ca.js';
 import { ConfigFileError, ServerOptionError } from './errors.js';
 import type { ServerOptions } from './server-options.js';
-import { loadSigner } from './signer-loader.js';
+import { LOCAL_SIGNER_MODULE, loadSigner } from './signer-loader.js';
 import type { LoadedSigner } from './signer-loader.js';
 
 /** A loaded signer with the policy its label uses. */
@@ -42,6 +43,8 @@ export interface LoadSignerRegistryOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Per-signer health probe budget (default 5 s). */
   healthTimeoutMs?: number;
+  /** Receives the lifecycle events signers report, with who reported (metrics). */
+  onSignerEvent?: (event: SignerEvent, signer: { label: string; plugin: string }) => void;
 }
 
 /**
@@ -78,11 +81,13 @@ export async function loadSignerRegistry(input: LoadSignerRegistryOptions): Prom
         label: 'default',
         plugin: localSignerPlugin,
         describedAs: '@certsmith/signer-local from --ca/--ca-key',
+        pluginModule: LOCAL_SIGNER_MODULE,
         options: { certFile: options.caFile, keyFile: options.caKeyFile },
         configDir: process.cwd(),
         logger,
         where: '--ca/--ca-key',
         ...(input.env ? { env: input.env } : {}),
+        ...(input.onSignerEvent ? { onEvent: input.onSignerEvent } : {}),
       });
       loaded.push({ ...signer, policy: config.policy, source: '--ca/--ca-key' });
     }
@@ -96,6 +101,7 @@ export async function loadSignerRegistry(input: LoadSignerRegistryOptions): Prom
         where: `signers.${entry.label}`,
         configFile: config.file,
         ...(input.env ? { env: input.env } : {}),
+        ...(input.onSignerEvent ? { onEvent: input.onSignerEvent } : {}),
       });
       loaded.push({ ...signer, policy: entry.policy ?? config.policy, source: `signers.${entry.label}` });
     }
@@ -115,6 +121,7 @@ export async function loadSignerRegistry(input: LoadSignerRegistryOptions): Prom
     policy: signer.policy,
     forwardsLabels: signer.forwardsLabels,
     pluginName: signer.pluginName,
+    ...(signer.workerRecipe ? { workerRecipe: signer.workerRecipe } : {}),
   }));
   const directory = createSignerDirectory(entries);
   for (const signer of loaded) {

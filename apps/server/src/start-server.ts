@@ -22,6 +22,7 @@ import {
   createOpenApiRoute,
   createServerMetrics,
   METRICS_PATH,
+  workerSignerSpecs,
 } from '@certsmith/http-api';
 import type { AnyOperation, WorkerPool, ApiTlsConfig, Logger, RawRoute, ServerMetrics, SignerDirectory, TlsConfigField } from '@certsmith/http-api';
 import type { Server } from 'node:http';
@@ -92,10 +93,17 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
   if (options.allowPrivateNetworks) {
     logger.warn('request-driven fetches (AIA, domain bundling) may reach private and loopback addresses (--allow-private-networks)');
   }
-  const registry = await loadSignerRegistry({ options, config, logger, ...(env ? { env } : {}) });
-  // One registry per server instance. Operations get signers whose calls are counted; health
-  // probes go to the signers themselves.
+  // One registry per server instance, made before the signers so their lifecycle events (HSM
+  // session recoveries) are counted from the start. Operations get signers whose calls are counted;
+  // health probes go to the signers themselves.
   const metrics = createServerMetrics({ version: VERSION });
+  let registry;
+  try {
+    registry = await loadSignerRegistry({ options, config, logger, onSignerEvent: (event, signer) => metrics.observeSignerEvent(event, signer), ...(env ? { env } : {}) });
+  } catch (error) {
+    metrics.close();
+    throw error;
+  }
   const signers = metrics.instrumentSignerDirectory(registry.directory);
 
   let pool;
@@ -109,6 +117,7 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
       signers,
       healthContributors: [registry.healthContributor],
       logger,
+      metricsChannel: metrics.workerMetricsChannel,
     });
     // `--disable` applies to embedded operations too (built-ins were filtered by buildOperations).
     const extras = (extraOperations ?? []).filter((operation) => !options.disable.includes(operation.name));
@@ -122,16 +131,19 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
       tasks,
       size: options.workers,
       maxQueue: options.maxQueue,
+      // Local-key signers are recreated in every worker, so newcert issues there end to end.
+      signers: workerSignerSpecs(registry.directory.entries),
       onError: (error) => logger.error({ err: error }, 'worker pool error'),
     });
   } catch (error) {
     await registry.close();
+    metrics.close();
     throw error;
   }
   let metricsServer: Server | null = null;
   let metricsUrl = '';
   try {
-    if (warmUp) logger.info({ trust: await warmUpTrust(pool, options) }, 'trust files loaded');
+    if (warmUp) logger.info({ trust: await warmUpTrust(pool, options, metrics.workerMetricsChannel) }, 'trust files loaded');
     metrics.watchWorkerPool(pool);
     // `/metrics` on the API port unless --metrics-address moves it to its own listener.
     const routes: RawRoute[] = options.metricsAddress === undefined ? [createMetricsRoute(metrics)] : [];
@@ -161,6 +173,7 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
   } catch (error) {
     await pool.close();
     await registry.close();
+    metrics.close();
     throw error;
   }
   const httpServer = server;
@@ -197,6 +210,7 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
         await pool.close();
         // After the pool: no request can reach a signer any more (HSM sessions, remote pools).
         await registry.close();
+        metrics.close();
         logger.info('stopped');
       })();
       return closing;
@@ -209,9 +223,10 @@ const TRUST_FILE_FLAGS = { caBundleFile: '--ca-bundle', intBundleFile: '--int-bu
 /**
  * Load the trust files in every worker of `pool` before listening (one `bundle.warm-up` task per
  * worker). A file that fails is a {@link TrustFileError} naming its flag, with the loader's code.
+ * The config is the bundle endpoint's (same `metricsChannel`), so the requests reuse what loaded.
  */
-async function warmUpTrust(pool: WorkerPool, options: ServerOptions): Promise<TrustSummary> {
-  const outcome = await warmUpBundleWorkers(pool, bundleContextConfig(options), pool.size);
+async function warmUpTrust(pool: WorkerPool, options: ServerOptions, metricsChannel: string): Promise<TrustSummary> {
+  const outcome = await warmUpBundleWorkers(pool, bundleContextConfig({ ...options, metricsChannel }), pool.size);
   if (!outcome.ok) {
     const flag = outcome.file === null ? '--ca-bundle' : TRUST_FILE_FLAGS[outcome.file];
     throw new TrustFileError(outcome.error.code, flag, outcome.error.message);

@@ -19,6 +19,35 @@ import { CertsmithError, ErrorCode, isCodedError, parseCertificates, type Certif
  */
 export type FetchGuard = (url: URL, resolvedAddress: string | null) => boolean | Promise<boolean>;
 
+/**
+ * Why a fetch failed, from a closed list so it can be a metric label:
+ * - `invalid_url`: not a URL, or not http(s) (also on a redirect);
+ * - `blocked`: refused by the {@link FetchGuard} (e.g. a private address);
+ * - `timeout`: the whole-fetch timeout expired;
+ * - `too_large`: the body exceeded `maxResponseBytes`;
+ * - `too_many_redirects`: more than `maxRedirects` redirects;
+ * - `http_status`: a non-2xx, non-redirect answer;
+ * - `parse`: the body is not a certificate (DER, PEM or PKCS#7);
+ * - `network`: anything else on the way (DNS, connection refused or reset, TLS).
+ */
+export type AiaFetchFailureReason = 'invalid_url' | 'blocked' | 'timeout' | 'too_large' | 'too_many_redirects' | 'http_status' | 'parse' | 'network';
+
+/**
+ * One `fetchCertificates` call as the observer sees it. Never names the URL: observations feed
+ * metrics, whose labels must stay bounded (and URLs come from submitted certificates).
+ * - `fetched`: an HTTP fetch succeeded (`certificates` parsed from the body);
+ * - `cache_hit`: answered without a new request, from the cache of successful fetches or by a fetch
+ *   of the same URL already in flight (reported when that fetch succeeds);
+ * - `failed`: an HTTP fetch failed, with a bounded `reason`.
+ */
+export type AiaFetchObservation =
+  | { readonly outcome: 'fetched'; readonly durationMs: number; readonly certificates: number }
+  | { readonly outcome: 'cache_hit' }
+  | { readonly outcome: 'failed'; readonly reason: AiaFetchFailureReason; readonly durationMs: number };
+
+/** Receives an {@link AiaFetchObservation} per call; must not throw (a throw is ignored) and should be cheap. */
+export type AiaFetchObserver = (observation: AiaFetchObservation) => void;
+
 /** Options of {@link createAiaFetcher}. */
 export interface AiaFetcherOptions {
   /** Whole-fetch timeout including redirects and body. Default 5,000 ms. */
@@ -37,12 +66,18 @@ export interface AiaFetcherOptions {
   dispatcher?: Dispatcher;
   /** Clock for the cache. Default `Date.now`. */
   clock?: () => number;
+  /** Told the outcome of every `fetchCertificates` call (metrics); see {@link AiaFetchObservation}. */
+  observer?: AiaFetchObserver;
 }
 
 /** A fetch failed (network, status, size, timeout, unparsable body). Never reaches API clients. */
 export class AiaFetchError extends CertsmithError {
-  constructor(message: string, options?: { cause?: unknown }) {
+  /** Why, from a closed list (see {@link AiaFetchFailureReason}). */
+  readonly reason: AiaFetchFailureReason;
+
+  constructor(message: string, options?: { cause?: unknown; reason?: AiaFetchFailureReason }) {
     super(ErrorCode.DialFailed, message, options);
+    this.reason = options?.reason ?? 'network';
   }
 }
 
@@ -102,7 +137,7 @@ async function readCapped(body: AsyncIterable<Uint8Array> & { destroy?: () => vo
     total += chunk.length;
     if (total > maxBytes) {
       body.destroy?.();
-      throw new AiaFetchError(`response larger than ${maxBytes} bytes`);
+      throw new AiaFetchError(`response larger than ${maxBytes} bytes`, { reason: 'too_large' });
     }
     chunks.push(Buffer.from(chunk));
   }
@@ -135,7 +170,7 @@ export function createAiaFetcher(options: AiaFetcherOptions = {}): AiaFetcher {
       if (literal || (!loopback && !options.dispatcher && proxyConfigured(url))) {
         // The connection goes to a literal IP (no lookup happens) or through a proxy (the proxy resolves).
         const address = literal ? url.hostname.replace(/^\[|\]$/g, '') : null;
-        if (!(await guard(url, address))) throw new AiaFetchError(`fetch to ${url.href} refused by fetchGuard`);
+        if (!(await guard(url, address))) throw new AiaFetchError(`fetch to ${url.href} refused by fetchGuard`, { reason: 'blocked' });
       } else {
         perRequest = new Agent({ connect: { lookup: guardedLookup(url, guard) as never } });
         dispatcher = perRequest;
@@ -163,12 +198,12 @@ export function createAiaFetcher(options: AiaFetcherOptions = {}): AiaFetcher {
     try {
       url = new URL(href);
     } catch (error) {
-      throw new AiaFetchError(`invalid CA Issuers URL ${JSON.stringify(href)}`, { cause: error });
+      throw new AiaFetchError(`invalid CA Issuers URL ${JSON.stringify(href)}`, { cause: error, reason: 'invalid_url' });
     }
     const signal = AbortSignal.timeout(timeoutMs);
     for (let hop = 0; ; hop++) {
       if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-        throw new AiaFetchError(`unsupported CA Issuers URL scheme ${url.protocol}`);
+        throw new AiaFetchError(`unsupported CA Issuers URL scheme ${url.protocol}`, { reason: 'invalid_url' });
       }
       let response: Awaited<ReturnType<typeof get>>;
       try {
@@ -176,31 +211,67 @@ export function createAiaFetcher(options: AiaFetcherOptions = {}): AiaFetcher {
       } catch (error) {
         if (error instanceof AiaFetchError) throw error;
         // A guard's coded refusal (e.g. `createNetworkGuard`) already names the URL and the address.
-        if (isCodedError(error) && error.code === ErrorCode.DialFailed) throw new AiaFetchError(error.message, { cause: error });
-        const reason = signal.aborted ? `timed out after ${timeoutMs} ms` : error instanceof Error ? error.message : String(error);
-        throw new AiaFetchError(`GET ${url.href}: ${reason}`, { cause: error });
+        if (isCodedError(error) && error.code === ErrorCode.DialFailed) throw new AiaFetchError(error.message, { cause: error, reason: 'blocked' });
+        if (signal.aborted) throw new AiaFetchError(`GET ${url.href}: timed out after ${timeoutMs} ms`, { cause: error, reason: 'timeout' });
+        const message = error instanceof Error ? error.message : String(error);
+        throw new AiaFetchError(`GET ${url.href}: ${message}`, { cause: error, reason: refusedByGuard(error) ? 'blocked' : 'network' });
       }
       if (response.location !== null) {
-        if (hop >= maxRedirects) throw new AiaFetchError(`GET ${href}: stopped after ${maxRedirects} redirects`);
-        url = new URL(response.location, url);
+        if (hop >= maxRedirects) throw new AiaFetchError(`GET ${href}: stopped after ${maxRedirects} redirects`, { reason: 'too_many_redirects' });
+        try {
+          url = new URL(response.location, url);
+        } catch (error) {
+          throw new AiaFetchError(`GET ${url.href}: invalid redirect location`, { cause: error, reason: 'invalid_url' });
+        }
         continue;
       }
-      if (response.body === null) throw new AiaFetchError(`GET ${url.href}: HTTP ${response.statusCode}`);
+      if (response.body === null) throw new AiaFetchError(`GET ${url.href}: HTTP ${response.statusCode}`, { reason: 'http_status' });
       try {
         return parseCertificates(response.body);
       } catch (error) {
-        throw new AiaFetchError(`GET ${url.href}: body is not a certificate`, { cause: error });
+        throw new AiaFetchError(`GET ${url.href}: body is not a certificate`, { cause: error, reason: 'parse' });
       }
     }
   }
 
+  const observer = options.observer;
+  const observe = (observation: AiaFetchObservation): void => {
+    if (observer === undefined) return;
+    try {
+      observer(observation);
+    } catch {
+      // Counting must never change what a bundle request gets.
+    }
+  };
+
   return {
     async fetchCertificates(href: string): Promise<Certificate[]> {
       const hit = cache.get(href);
-      if (hit && clock() - hit.at < ttl) return hit.certs;
+      if (hit && clock() - hit.at < ttl) {
+        observe({ outcome: 'cache_hit' });
+        return hit.certs;
+      }
       const pending = inFlight.get(href);
-      if (pending) return pending;
+      if (pending) {
+        // The fetch in flight reports itself; joining it saved a request, once it succeeds.
+        return pending.then((certs) => {
+          observe({ outcome: 'cache_hit' });
+          return certs;
+        });
+      }
+      const started = performance.now();
       const promise = fetchUncached(href)
+        .then(
+          (certs) => {
+            observe({ outcome: 'fetched', durationMs: performance.now() - started, certificates: certs.length });
+            return certs;
+          },
+          (error: unknown) => {
+            const reason = error instanceof AiaFetchError ? error.reason : 'network';
+            observe({ outcome: 'failed', reason, durationMs: performance.now() - started });
+            throw error;
+          },
+        )
         .then((certs) => {
           cache.delete(href);
           if (cache.size >= maxEntries) {
@@ -218,6 +289,14 @@ export function createAiaFetcher(options: AiaFetcherOptions = {}): AiaFetcher {
       await Promise.all([direct.close(), options.dispatcher ? Promise.resolve() : proxied.close()]);
     },
   };
+}
+
+/** Whether `error` (or an error it wraps) is {@link guardedLookup}'s refusal. */
+function refusedByGuard(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+    if ((current as NodeJS.ErrnoException).code === 'EGUARD') return true;
+  }
+  return false;
 }
 
 /** Whether the environment routes `url` through a proxy (Go `httpproxy` rules, simplified: NO_PROXY suffixes, `*`). */

@@ -22,7 +22,7 @@ export type { ChainVerificationResult, VerifyChainsOptions } from './build-chain
 export { GoX509, ChainVerificationError, rfc3339 } from './go-errors.js';
 export type { ChainProblem } from './go-errors.js';
 export { AiaFetchError, createAiaFetcher, isLoopbackHost } from './aia-fetcher.js';
-export type { AiaFetcher, AiaFetcherOptions, FetchGuard } from './aia-fetcher.js';
+export type { AiaFetcher, AiaFetcherOptions, AiaFetchFailureReason, AiaFetchObservation, AiaFetchObserver, FetchGuard } from './aia-fetcher.js';
 export { discoverIntermediates } from './discover-intermediates.js';
 export type { DiscoverIntermediatesOptions, DiscoverIntermediatesResult } from './discover-intermediates.js';
 export { resolveChains } from './resolve-chains.js';

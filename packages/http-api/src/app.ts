@@ -9,6 +9,7 @@ import Koa from 'koa';
 import type { Context } from 'koa';
 import { pino } from 'pino';
 import type { Logger } from 'pino';
+import { BadRequestError } from '@certsmith/x509-core';
 import { errorEnvelope, serializeEnvelope, successEnvelope } from './envelope.js';
 import type { Envelope, ResponseMessage } from './envelope.js';
 import { mapErrorToResponse } from './error-mapping.js';
@@ -200,17 +201,29 @@ export function createApp(options: AppOptions): Koa {
 
     let request: unknown;
     if (operation.body !== undefined) {
-      const body = parseJsonObject(await readRequestBody(ctx.req, maxBodyBytes));
+      const body = parseBody(operation, await readRequestBody(ctx.req, maxBodyBytes));
       noteRequestLabels(state, operation, body);
       request = validateRequest(operation.body, body);
     }
 
     const messages: ResponseMessage[] = [];
     const allowedTasks = new Set((operation.tasks ?? []).map((task) => task.name));
-    const aborter = new AbortController();
-    ctx.res.once('close', () => {
-      if (!ctx.res.writableFinished) aborter.abort(new Error('client disconnected'));
-    });
+    // Made only when a handler asks for `context.signal`: an AbortController per request costs more
+    // than most of what the main thread does for one.
+    let aborter: AbortController | undefined;
+    const clientSignal = (): AbortSignal => {
+      if (aborter === undefined) {
+        const controller = new AbortController();
+        aborter = controller;
+        if ((ctx.res.destroyed || ctx.res.closed) && !ctx.res.writableFinished) controller.abort(new Error('client disconnected'));
+        else {
+          ctx.res.once('close', () => {
+            if (!ctx.res.writableFinished) controller.abort(new Error('client disconnected'));
+          });
+        }
+      }
+      return aborter.signal;
+    };
     // The request's child logger is made on first use: most requests never log through it.
     let requestLog: Logger | undefined;
     const context: OperationContext = {
@@ -219,7 +232,9 @@ export function createApp(options: AppOptions): Koa {
         requestLog ??= logger.child({ reqId: state.requestId, operation: operation.name });
         return requestLog;
       },
-      signal: aborter.signal,
+      get signal() {
+        return clientSignal();
+      },
       runTask(task, input, runOptions) {
         // Undeclared tasks would be missing from the server's pool; fail the same way everywhere.
         if (!allowedTasks.has(task.name)) return Promise.reject(new UnknownTaskError(task.name, [...allowedTasks]));
@@ -253,6 +268,16 @@ function send(ctx: Context, status: number, envelope: Envelope): void {
   // CFSSL sends errors as text/plain (Go http.Error); certsmith deliberately sends JSON for both.
   ctx.set('Content-Type', 'application/json');
   ctx.body = serializeEnvelope(envelope);
+}
+
+/** The body as a JSON object, failing with the operation's own text when it has one. */
+function parseBody(operation: AnyOperation, bytes: Uint8Array): Record<string, unknown> {
+  try {
+    return parseJsonObject(bytes);
+  } catch (error) {
+    if (operation.invalidBodyMessage === undefined || !(error instanceof BadRequestError)) throw error;
+    throw new BadRequestError(operation.invalidBodyMessage, { cause: error });
+  }
 }
 
 /** Longest label or profile written to the log (they are caller-supplied). */

@@ -74,6 +74,11 @@ export {
   withSignerTimeout,
   keyAndCsrTask,
   csrFactsTask,
+  newcertInWorkerTask,
+  signInWorkerTask,
+  workerSignerSpecs,
+  workerSigning,
+  provideWorkerSigners,
   selectSigningProfile,
   signOnRoute,
   signsLocally,
@@ -86,6 +91,13 @@ export type {
   SignerDirectory,
   SignerEntry,
   SignerRoute,
+  NewcertInWorkerInput,
+  NewcertInWorkerOutput,
+  SignInWorkerInput,
+  SignInWorkerOutput,
+  WorkerSignerRecipe,
+  WorkerSignerSpec,
+  WorkerSigning,
 } from './issue/index.js';
 export {
   bundleCertificate,
@@ -116,6 +128,14 @@ export { createOpenApiRoute, OPENAPI_PATH } from './openapi-operation.js';
 export type { OpenApiRouteOptions } from './openapi-operation.js';
 export { createServerMetrics, createMetricsRoute, createMetricsServer, METRICS_PATH } from './metrics.js';
 export type { ServerMetrics, ServerMetricsOptions, WorkerPoolGaugeSource } from './metrics.js';
+export {
+  AIA_FAILURE_REASONS,
+  WORKER_METRICS_FLUSH_MS,
+  createWorkerMetricsChannelName,
+  listenForWorkerMetrics,
+  workerMetricsReporter,
+} from './worker-metrics.js';
+export type { AiaFetchCount, WorkerMetricsBatch, WorkerMetricsListener, WorkerMetricsReporter } from './worker-metrics.js';
 export { healthResultSchema } from './health-operation.js';
 export { certinfoResultSchema, certinfoNameSchema } from './certinfo-result-schema.js';
 export { bundleResultSchema, bundleStatusSchema } from './bundle/bundle-result-schema.js';

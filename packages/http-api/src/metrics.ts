@@ -2,16 +2,19 @@
  * Prometheus metrics (prom-client) for one server instance: its own {@link Registry} (never the
  * global one, so several servers in one process do not clash), request counters and latency
  * histograms fed by the app ({@link RequestObserver}), worker-pool gauges read on scrape, worker task
- * counters, and signer call counters from a transparent wrapper around each signer.
+ * counters, signer call counters from a transparent wrapper around each signer, signer lifecycle
+ * events the plugins report, and AIA fetch counters that the bundle workers post on this server's
+ * channel (`worker-metrics.ts`).
  *
  * Label values are bounded: endpoints are operation or route names (`unknown` for anything else),
  * methods a fixed list (`OTHER` beyond it), codes CFSSL's catalogue, signer labels and plugins come
- * from the configuration. Nothing from a request body becomes a label.
+ * from the configuration, signer events and AIA outcomes and reasons are fixed lists. Nothing from a
+ * request body (an AIA URL included) becomes a label.
  */
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
-import type { Signer } from '@certsmith/signer-api';
-import { isCodedError } from '@certsmith/x509-core';
+import type { Signer, SignerEvent } from '@certsmith/signer-api';
+import { ErrorCode, isCodedError } from '@certsmith/x509-core';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RawRoute, RequestObservation, RequestObserver } from './app.js';
 import { errorEnvelope, serializeEnvelope } from './envelope.js';
@@ -19,6 +22,7 @@ import { ServiceUnavailableError } from './errors.js';
 import { createSignerDirectory } from './issue/signer-directory.js';
 import type { SignerDirectory } from './issue/signer-directory.js';
 import type { TaskRunner } from './task-runner.js';
+import { createWorkerMetricsChannelName, listenForWorkerMetrics } from './worker-metrics.js';
 
 /** Path of the Prometheus endpoint, on the API port or on `--metrics-address`. */
 export const METRICS_PATH = '/metrics';
@@ -66,6 +70,15 @@ export interface ServerMetrics extends RequestObserver {
   instrumentSigner(signer: Signer, labels: { label: string; plugin: string }): Signer;
   /** A directory whose signers are instrumented ({@link ServerMetrics.instrumentSigner}). */
   instrumentSignerDirectory(directory: SignerDirectory): SignerDirectory;
+  /** Count a lifecycle event a signer reported (its context's `reportEvent`), under `label` and `plugin`. */
+  observeSignerEvent(event: SignerEvent, labels: { label: string; plugin: string }): void;
+  /**
+   * Name of the channel this server's worker threads post their counters on (AIA fetches). Put it in
+   * the bundle context config (`BundleOperationOptions.metricsChannel`) so the workers report here.
+   */
+  readonly workerMetricsChannel: string;
+  /** Stop receiving worker counters. The registry still renders. Idempotent. */
+  close(): void;
 }
 
 /** Create the metrics of one server on a fresh registry. */
@@ -134,6 +147,31 @@ export function createServerMetrics(options: ServerMetricsOptions = {}): ServerM
     help: 'Signer calls started and not finished (a call that outlives --signer-timeout stays here until it settles).',
     labelNames: ['label', 'plugin'] as const,
     registers,
+  });
+
+  const signerEvents = new Counter({
+    name: 'certsmith_signer_events_total',
+    help: 'Lifecycle events signers reported, by signer label, plugin and event (session_recovered: a lost HSM session was reopened without an outage; backend_down: the HSM token or remote CA became unusable; backend_recovered: it is usable again).',
+    labelNames: ['label', 'plugin', 'event'] as const,
+    registers,
+  });
+
+  // Counted in the workers, posted in batches on this server's own channel (worker-metrics.ts).
+  const aiaFetches = new Counter({
+    name: 'certsmith_aia_fetches_total',
+    help: 'HTTP fetches of AIA CA Issuers URLs made by bundling, by outcome (success, failure) and failure reason (empty on success; invalid_url, blocked, timeout, too_large, too_many_redirects, http_status, parse, network).',
+    labelNames: ['outcome', 'reason'] as const,
+    registers,
+  });
+  const aiaCacheHits = new Counter({
+    name: 'certsmith_aia_cache_hits_total',
+    help: "AIA lookups answered without a new request: from a worker's cache of successful fetches, or by a fetch of the same URL already in flight.",
+    registers,
+  });
+  const workerMetricsChannel = createWorkerMetricsChannelName();
+  const workerMetrics = listenForWorkerMetrics(workerMetricsChannel, (batch) => {
+    for (const { outcome, reason, count } of batch.aiaFetches) aiaFetches.inc({ outcome, reason }, count);
+    if (batch.aiaCacheHits > 0) aiaCacheHits.inc(batch.aiaCacheHits);
   });
 
   let pool: WorkerPoolGaugeSource | null = null;
@@ -226,8 +264,22 @@ export function createServerMetrics(options: ServerMetricsOptions = {}): ServerM
         directory.entries.map((entry) => ({
           ...entry,
           signer: instrumentSigner(entry.signer, { label: entry.label, plugin: entry.pluginName ?? 'unknown' }),
+          // Signatures made by the entry's worker copy (newcert issued in a worker).
+          observeWorkerSign: (seconds: number, ok: boolean) => {
+            const callLabels = { label: entry.label, plugin: entry.pluginName ?? 'unknown', call: 'sign' };
+            signerDuration.observe(callLabels, seconds);
+            signerCalls.inc(callLabels);
+            if (!ok) signerFailures.inc({ ...callLabels, code: String(ErrorCode.PrivateKeyUnavailable) });
+          },
         })),
       );
+    },
+    observeSignerEvent(event, labels) {
+      signerEvents.inc({ label: labels.label, plugin: labels.plugin, event });
+    },
+    workerMetricsChannel,
+    close() {
+      workerMetrics.close();
     },
   };
 }

@@ -63,6 +63,12 @@ export interface OperationDefinition<TBody extends z.ZodType | undefined = z.Zod
    * request schema. Omit it for operations without a body (GET).
    */
   readonly body?: TBody;
+  /**
+   * Message of the 400 for a body that is not a JSON object (empty, syntax error, array…), when the
+   * CFSSL handler has its own text for it (`/sign`: `Unable to parse sign request`). Default: the
+   * parser's own description (position of the syntax error, type found).
+   */
+  readonly invalidBodyMessage?: string;
   /** Worker tasks the handler runs; the server registers them with its pool. */
   readonly tasks?: readonly TaskDefinition[];
   /** One-line description (OpenAPI `summary`). */

@@ -3,11 +3,14 @@
  * cross threads by structured clone.
  */
 import type { ErrorPayload } from '@certsmith/x509-core';
+import type { WorkerSignerSpec } from './issue/worker-signers.js';
 
 /** `workerData` of every worker: which module defines each task, by task name. */
 export interface WorkerSetup {
   /** Task name → module URL or specifier (already mapped to built files). */
   taskModules: Record<string, string>;
+  /** Signers the workers recreate for themselves (see `issue/worker-signers.ts`). */
+  signers?: readonly WorkerSignerSpec[];
 }
 
 /** One task to run. */

@@ -234,6 +234,9 @@ export interface DecodeSignRequestOptions {
   requireCsr?: boolean;
 }
 
+/** CFSSL's `/sign` answer to a body it cannot unmarshal (behaviour doc 4.5). */
+export const SIGN_REQUEST_PARSE_MESSAGE = 'Unable to parse sign request';
+
 /**
  * Decode a `/sign` (or inner `/authsign`) body into a {@link SignBody} (behaviour doc 4.5) the way
  * CFSSL's `jsonSignRequest` does: only `hostname`, `hosts`, `certificate_request`, `subject`,
@@ -245,7 +248,7 @@ export interface DecodeSignRequestOptions {
  * (plain `JSON.parse` loses its precision).
  */
 export function decodeSignRequest(body: unknown, options: DecodeSignRequestOptions = {}): SignBody {
-  const invalidMessage = options.invalidMessage ?? 'Unable to parse sign request';
+  const invalidMessage = options.invalidMessage ?? SIGN_REQUEST_PARSE_MESSAGE;
   let decoded: Record<string, unknown>;
   try {
     decoded = decodeGo(body, signBodyType, {}, { structName: 'jsonSignRequest', path: [] }) as Record<string, unknown>;

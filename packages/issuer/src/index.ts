@@ -4,6 +4,7 @@ export {
   decodeCertificateRequest,
   decodeNewCertificateRequest,
   decodeSignRequest,
+  SIGN_REQUEST_PARSE_MESSAGE,
 } from './certificate-request.js';
 export type {
   KeyRequest,

@@ -23,6 +23,15 @@ export interface SignerPluginMeta {
   apiVersion: string;
   /** The plugin's own version, for logs. */
   version?: string;
+  /**
+   * True when `create(options, context)` may be called again, with the same options, inside a worker
+   * thread and gives an equivalent signer (same key, same algorithms): a key held in memory. The
+   * host then issues certificates for this signer entirely in its worker threads, off the event
+   * loop. Leave it unset for signers that own sessions or connections (an HSM, a remote CA): they
+   * stay on the main thread. The worker copy gets a context with the same `configDir` and
+   * environment and a silent logger; the main-thread signer still answers `health` and `info`.
+   */
+  recreatableInWorkers?: boolean;
 }
 
 /** What a plugin author writes. */
@@ -56,6 +65,10 @@ export function defineSigner<Options>(definition: SignerPluginDefinition<Options
     throw new SignerConfigurationError(`signer plugin ${name}: meta.apiVersion must be a semver range string`);
   }
   if (typeof definition.create !== 'function') throw new SignerConfigurationError(`signer plugin ${name}: create must be a function`);
+  const recreatable = definition.meta.recreatableInWorkers;
+  if (recreatable !== undefined && typeof recreatable !== 'boolean') {
+    throw new SignerConfigurationError(`signer plugin ${name}: meta.recreatableInWorkers must be a boolean`);
+  }
   return Object.freeze({ ...definition, meta: Object.freeze({ ...definition.meta }), kind: 'certsmith-signer' as const });
 }
 

@@ -12,8 +12,8 @@ export type {
 } from './sign-request.js';
 export type { Signer, SignerCertificate, SignerHealth } from './signer.js';
 export { SignerUnavailableError, SignerConfigurationError, SignerApiVersionError, SecretReferenceError } from './errors.js';
-export { createSignerContext, parseSecretReference, silentLogger } from './signer-context.js';
-export type { SignerContext, SignerContextOptions, SignerLogger, LogFields, SecretReference } from './signer-context.js';
+export { SIGNER_EVENTS, createSignerContext, isSignerEvent, parseSecretReference, silentLogger } from './signer-context.js';
+export type { SignerContext, SignerContextOptions, SignerEvent, SignerLogger, LogFields, SecretReference } from './signer-context.js';
 export { checkOptionsSchema } from './options-schema.js';
 export type { OptionsSchema } from './options-schema.js';
 export { satisfiesVersionRange } from './version-range.js';

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { createSignerContext, parseSecretReference } from './signer-context.js';
+import { SIGNER_EVENTS, createSignerContext, isSignerEvent, parseSecretReference } from './signer-context.js';
+import type { SignerEvent } from './signer-context.js';
 
 let dir: string;
 
@@ -65,5 +66,34 @@ describe('createSignerContext', () => {
   it('rejects with code 2001 when the file is missing', async () => {
     const context = createSignerContext({ configDir: dir });
     await expect(context.resolveSecret('file:missing.txt')).rejects.toMatchObject({ code: 2001 });
+  });
+});
+
+describe('SignerContext.reportEvent', () => {
+  it('passes known events to the host callback', () => {
+    const seen: SignerEvent[] = [];
+    const context = createSignerContext({ onEvent: (event) => seen.push(event) });
+    for (const event of SIGNER_EVENTS) context.reportEvent?.(event);
+    expect(seen).toEqual(['session_recovered', 'backend_down', 'backend_recovered']);
+  });
+
+  it('drops names outside the list, so a plain-JavaScript plugin cannot make an unbounded label', () => {
+    const seen: string[] = [];
+    const context = createSignerContext({ onEvent: (event) => seen.push(event) });
+    context.reportEvent?.('token 1234 gone' as SignerEvent);
+    context.reportEvent?.(undefined as unknown as SignerEvent);
+    expect(seen).toEqual([]);
+    expect(isSignerEvent('backend_down')).toBe(true);
+    expect(isSignerEvent('BACKEND_DOWN')).toBe(false);
+  });
+
+  it('never throws: without a host callback, or when the callback fails', () => {
+    expect(() => createSignerContext().reportEvent?.('backend_down')).not.toThrow();
+    const failing = createSignerContext({
+      onEvent: () => {
+        throw new Error('metrics broken');
+      },
+    });
+    expect(() => failing.reportEvent?.('backend_recovered')).not.toThrow();
   });
 });

@@ -1,8 +1,8 @@
 /**
  * What the host hands a signer plugin when creating it: where relative paths are anchored, how to
- * read secrets by reference, and a logger. Secrets never sit inline in configuration (style guide,
- * "Plugin contract"); a plugin names them as `env:NAME` or `file:PATH`, the forms CFSSL accepts for
- * `-ca-key` and auth keys (behaviour doc 4.2, 4.4).
+ * read secrets by reference, a logger, and a way to report lifecycle events. Secrets never sit
+ * inline in configuration (style guide, "Plugin contract"); a plugin names them as `env:NAME` or
+ * `file:PATH`, the forms CFSSL accepts for `-ca-key` and auth keys (behaviour doc 4.2, 4.4).
  */
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
@@ -18,6 +18,28 @@ export interface SignerLogger {
   info(message: string, fields?: LogFields): void;
   warn(message: string, fields?: LogFields): void;
   error(message: string, fields?: LogFields): void;
+}
+
+/**
+ * Lifecycle events a signer may report, a closed list so a host can count them under bounded metric
+ * labels (certsmith: `certsmith_signer_events_total{label,plugin,event}`). An event carries its name
+ * only — never a message, a key id or a secret.
+ */
+export const SIGNER_EVENTS = [
+  /** A lost session or connection to the key (HSM session, remote CA) was re-established and the call went on; no outage. */
+  'session_recovered',
+  /** The backend (HSM token, remote CA) became unusable: calls now fail (2500) until it comes back. Report the transition, not every failed call. */
+  'backend_down',
+  /** The backend is usable again after `backend_down`. */
+  'backend_recovered',
+] as const;
+
+/** One of {@link SIGNER_EVENTS}. */
+export type SignerEvent = (typeof SIGNER_EVENTS)[number];
+
+/** Whether `value` is one of {@link SIGNER_EVENTS}. */
+export function isSignerEvent(value: unknown): value is SignerEvent {
+  return typeof value === 'string' && (SIGNER_EVENTS as readonly string[]).includes(value);
 }
 
 /** A parsed secret reference. */
@@ -40,6 +62,12 @@ export interface SignerContext {
   resolveSecretBytes(reference: string): Promise<Uint8Array>;
   /** Log sink. */
   readonly logger: SignerLogger;
+  /**
+   * Report a lifecycle event ({@link SIGNER_EVENTS}) for the host to count; cheap, synchronous,
+   * never throws. Unknown names are ignored. Optional, because hosts (and hand-made contexts in
+   * tests) from before it existed do not have it: call it as `context.reportEvent?.('backend_down')`.
+   */
+  reportEvent?(event: SignerEvent): void;
 }
 
 /** Options of {@link createSignerContext}. */
@@ -50,6 +78,8 @@ export interface SignerContextOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Logger (default: discards everything). */
   logger?: SignerLogger;
+  /** Receives the events the signer reports (known names only); a throw here is ignored. Default: dropped. */
+  onEvent?: (event: SignerEvent) => void;
 }
 
 /** A logger that discards everything. */
@@ -100,10 +130,23 @@ export function createSignerContext(options: SignerContextOptions = {}): SignerC
     }
   };
 
+  const onEvent = options.onEvent;
+  // Plugins may be plain JavaScript: check the name here so a host never sees an unbounded label,
+  // and keep a faulty host callback from breaking the signer that reported.
+  const reportEvent = (event: SignerEvent): void => {
+    if (onEvent === undefined || !isSignerEvent(event)) return;
+    try {
+      onEvent(event);
+    } catch {
+      // Counting an event must not fail a signature or a reconnection.
+    }
+  };
+
   return {
     configDir,
     resolvePath,
     resolveSecretBytes,
+    reportEvent,
     async resolveSecret(reference: string): Promise<string> {
       const bytes = await resolveSecretBytes(reference);
       return new TextDecoder().decode(bytes).replace(/\s+$/, '');

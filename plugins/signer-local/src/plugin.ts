@@ -42,7 +42,8 @@ export async function loadLocalSigner(options: LocalSignerOptions, context: Sign
 
 /** The plugin definition (default export of the package). */
 export const localSignerPlugin = defineSigner<LocalSignerOptions>({
-  meta: { name: '@certsmith/signer-local', apiVersion: '^1.0.0', version: '0.1.0' },
+  // The key lives in memory: each worker thread can load its own copy and sign there.
+  meta: { name: '@certsmith/signer-local', apiVersion: '^1.0.0', version: '0.1.0', recreatableInWorkers: true },
   optionsSchema: {
     type: 'object',
     properties: {

@@ -13,6 +13,10 @@
  * happen on the next call or health probe after an exponential back-off (250 ms doubling to 30 s),
  * so a missing HSM is not hammered. A PIN failure while reconnecting is *not* retried: each
  * attempt would burn one PIN try and lock the token; the signer stays down until restarted.
+ *
+ * Besides the log, transitions are reported to the host (`context.reportEvent`, counted in
+ * `/metrics`): `session_recovered` (sessions reopened, no outage), `backend_down` (up → down or
+ * disabled) and `backend_recovered` (down → up).
  */
 import { constants, randomBytes, verify as verifySignature } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -20,7 +24,7 @@ import { readFile } from 'node:fs/promises';
 import { KeyType } from 'graphene-pk11';
 import type { PrivateKey, Session, Slot } from 'graphene-pk11';
 
-import type { SignatureAlgorithm, Signer, SignerCertificate, SignerContext, SignerHealth, SignerLogger } from '@certsmith/signer-api';
+import type { SignatureAlgorithm, Signer, SignerCertificate, SignerContext, SignerEvent, SignerHealth, SignerLogger } from '@certsmith/signer-api';
 import { SignerUnavailableError, signatureHash } from '@certsmith/signer-api';
 import type { Certificate } from '@certsmith/x509-core';
 import {
@@ -170,6 +174,7 @@ class Pkcs11SignerImpl implements Pkcs11Signer {
   private readonly caCertificate: SignerCertificate;
   private readonly parameters: ConnectParameters;
   private readonly logger: SignerLogger;
+  private readonly reportEvent: (event: SignerEvent) => void;
   private connection: Connection | null;
   private state: State = { kind: 'up' };
   private reconnecting: Promise<Connection> | null = null;
@@ -183,6 +188,7 @@ class Pkcs11SignerImpl implements Pkcs11Signer {
     algorithms: readonly SignatureAlgorithm[];
     maxConcurrency: number;
     logger: SignerLogger;
+    reportEvent: (event: SignerEvent) => void;
   }) {
     this.parameters = init.parameters;
     this.connection = init.connection;
@@ -191,6 +197,7 @@ class Pkcs11SignerImpl implements Pkcs11Signer {
     this.maxConcurrency = init.maxConcurrency;
     this.semaphore = new Semaphore(init.maxConcurrency);
     this.logger = init.logger;
+    this.reportEvent = init.reportEvent;
     this.tokenDescription = init.parameters.tokenDescription;
     this.caCertificate = Object.freeze({ der: init.certificate.der, pem: certificateToPem(init.certificate.der) });
   }
@@ -339,14 +346,17 @@ class Pkcs11SignerImpl implements Pkcs11Signer {
       this.connection = connection;
       this.state = { kind: 'up' };
       this.logger.info(wasDown ? 'PKCS#11 token is back, signer recovered' : 'PKCS#11 session reopened', { token: this.tokenDescription });
+      this.reportEvent(wasDown ? 'backend_recovered' : 'session_recovered');
       return connection;
     } catch (error) {
       if (error instanceof SignerUnavailableError) throw error;
       const pinError = error instanceof TokenLookupError && error.option === 'pin' ? error.cause : isPinFailure(error) ? error : null;
       if (pinError !== null) {
         const detail = `login failed${reasonSuffix(pinError)}; not retrying (each attempt uses up a PIN try): fix options.pin and restart`;
+        const wasUp = this.state.kind === 'up';
         this.state = { kind: 'failed', detail };
         this.logger.error('PKCS#11 login failed, signer disabled', { token: this.tokenDescription, reason: ckrName(pinError) });
+        if (wasUp) this.reportEvent('backend_down');
         throw unavailableError(this.tokenDescription, detail, error);
       }
       this.markDown(error, null);
@@ -363,8 +373,11 @@ class Pkcs11SignerImpl implements Pkcs11Signer {
     const previous = this.state.kind === 'down' ? this.state.delayMs : 0;
     const delayMs = previous === 0 ? INITIAL_BACKOFF_MS : Math.min(previous * 2, MAX_BACKOFF_MS);
     const detail = this.describeFault(error);
+    const wasUp = this.state.kind === 'up';
     this.state = { kind: 'down', detail, delayMs, nextAttemptAt: Date.now() + delayMs };
     this.logger.error('PKCS#11 token unavailable', { token: this.tokenDescription, reason: ckrName(error), detail, retryInMs: delayMs });
+    // A transition only: failed attempts while already down are back-off steps, not new outages.
+    if (wasUp) this.reportEvent('backend_down');
   }
 
   private describeFault(error: unknown): string {
@@ -473,7 +486,8 @@ export async function createPkcs11Signer(options: Pkcs11SignerOptions, context: 
       await assertKeyMatchesCertificate(lease, session, connection.key, certificate, algorithms[0] as SignatureAlgorithm, `${describeKey(keySelector)} on token ${tokenDescription}`);
       if (!certificate.basicConstraints?.ca) context.logger.warn('CA certificate lacks basicConstraints CA:TRUE; issued certificates will not verify');
       context.logger.info('PKCS#11 signer ready', { module: lease.path, token: tokenDescription, key: describeKey(keySelector), algorithms, maxConcurrency });
-      return new Pkcs11SignerImpl({ parameters, connection, certificate, algorithms, maxConcurrency, logger: context.logger });
+      const reportEvent = (event: SignerEvent): void => context.reportEvent?.(event);
+      return new Pkcs11SignerImpl({ parameters, connection, certificate, algorithms, maxConcurrency, logger: context.logger, reportEvent });
     } finally {
       connection.give(session);
     }

@@ -2,7 +2,7 @@ import { X509Certificate, verify } from 'node:crypto';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { LogFields } from '@certsmith/signer-api';
+import type { LogFields, SignerEvent } from '@certsmith/signer-api';
 import { createSigner, createSignerContext } from '@certsmith/signer-api';
 
 import { createSelfSignedCaCertificate, generateKeyPair } from './hsm-admin.js';
@@ -21,7 +21,14 @@ const slotHandle = Buffer.alloc(8);
 slotHandle.writeBigUInt64LE(BigInt(token.slot));
 const logLines: string[] = [];
 const record = (message: string, fields?: LogFields): void => void logLines.push(`${message} ${JSON.stringify(fields ?? {})}`);
-const context = createSignerContext({ configDir: softHsm.dir, env: { HSM_PIN: PIN }, logger: { debug: record, info: record, warn: record, error: record } });
+/** What the signer reported through `context.reportEvent` (the host counts these in /metrics). */
+const events: SignerEvent[] = [];
+const context = createSignerContext({
+  configDir: softHsm.dir,
+  env: { HSM_PIN: PIN },
+  logger: { debug: record, info: record, warn: record, error: record },
+  onEvent: (event) => events.push(event),
+});
 const options = { module: softHsm.modulePath, tokenLabel: 'recovery', keyLabel: 'ca', pin: 'env:HSM_PIN', maxConcurrency: 4 };
 let signer: Pkcs11Signer;
 let caPem: string;
@@ -63,6 +70,7 @@ async function waitForHealth(timeoutMs: number): Promise<boolean> {
 
 describe('Pkcs11Signer.sign (recovery)', () => {
   it('keeps every request succeeding when all sessions are closed underneath mid-run', async () => {
+    events.length = 0;
     const foreign = softHsm.foreignHandle();
     const lease = acquireModule(softHsm.modulePath);
     let closing: Promise<void> | null = null;
@@ -84,24 +92,31 @@ describe('Pkcs11Signer.sign (recovery)', () => {
     }
     expect(logLines.some((line) => line.startsWith('PKCS#11 session lost, reconnecting') && line.includes('CKR_SESSION_HANDLE_INVALID'))).toBe(true);
     expect(await signer.health()).toEqual({ ok: true });
+    // Concurrent failures share one reconnection: one recovery, and no outage.
+    expect(events).toEqual(['session_recovered']);
   });
 
   it('reinitialises the library when it was finalized underneath', async () => {
+    events.length = 0;
     const lease = acquireModule(softHsm.modulePath);
     await lease.exclusive(() => softHsm.foreignHandle().C_Finalize());
     lease.release();
     const signature = await signer.sign(new TextEncoder().encode('after finalize'), 'ECDSA-SHA256');
     expect(verify('sha256', new TextEncoder().encode('after finalize'), publicKey(), signature)).toBe(true);
     expect(logLines.some((line) => line.includes('CKR_CRYPTOKI_NOT_INITIALIZED'))).toBe(true);
+    expect(events).toEqual(['session_recovered']);
   });
 
   it('reconnects from health() when the login was lost underneath', async () => {
+    events.length = 0;
     softHsm.foreignHandle().C_CloseAllSessions(slotHandle);
     expect(await signer.health()).toEqual({ ok: true });
     expect((await signMany(8)).every((result) => result.status === 'fulfilled')).toBe(true);
+    expect(events).toEqual(['session_recovered']);
   });
 
   it('fails with 2500 and reports health down while the token is gone, then recovers by itself', async () => {
+    events.length = 0;
     softHsm.removeToken(token);
     const started = Date.now();
     await expect(signer.sign(new TextEncoder().encode('gone'), 'ECDSA-SHA256')).rejects.toMatchObject({
@@ -124,9 +139,12 @@ describe('Pkcs11Signer.sign (recovery)', () => {
     const results = await signMany(20);
     expect(results.every((result) => result.status === 'fulfilled')).toBe(true);
     expect(logLines.some((line) => line.startsWith('PKCS#11 token is back, signer recovered'))).toBe(true);
+    // One outage, one recovery: the failed attempts in between are back-off steps, not new events.
+    expect(events).toEqual(['backend_down', 'backend_recovered']);
   });
 
   it('stops retrying the login when the PIN stops working, so the token is not locked', async () => {
+    events.length = 0;
     // Change the user PIN underneath (the process is logged in, so the foreign session may), then drop the sessions.
     const foreign = softHsm.foreignHandle();
     const session = foreign.C_OpenSession(slotHandle, 0x4 | 0x2);
@@ -139,6 +157,7 @@ describe('Pkcs11Signer.sign (recovery)', () => {
     const health = await signer.health();
     expect(health).toMatchObject({ ok: false, message: expect.stringContaining('fix options.pin and restart') });
     await expect(signer.sign(new TextEncoder().encode('x'), 'ECDSA-SHA256')).rejects.toMatchObject({ code: 2500 });
+    expect(events).toEqual(['backend_down']);
   });
 
   it('never logs the PIN', () => {

@@ -185,3 +185,45 @@ export async function mapLimit(items, limit, fn) {
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return results;
 }
+
+/**
+ * GET `path` every `intervalMs` on its own connection until `signal` says stop (bounded by
+ * `maxProbes`), recording each answer's latency: how responsive a server's event loop stays while
+ * another load saturates it. Only 200 answers count as latencies; anything else is an error.
+ *
+ * @param {object} options
+ * @param {string} options.url       server base URL
+ * @param {string} options.path
+ * @param {number} options.intervalMs  pause between the end of one probe and the next
+ * @param {{ stop: boolean }} options.signal
+ * @param {number} [options.maxProbes]
+ */
+export async function probeLatency({ url, path, intervalMs, signal, maxProbes = 10_000 }) {
+  const client = createClient(url, { connections: 1, requestTimeoutMs: 10_000 });
+  const latencies = [];
+  let errors = 0;
+  try {
+    for (let i = 0; i < maxProbes && !signal.stop; i++) {
+      const sent = performance.now();
+      try {
+        const response = await client.request({ method: 'GET', path });
+        await response.body.text();
+        if (response.statusCode === 200) latencies.push(performance.now() - sent);
+        else errors++;
+      } catch {
+        errors++;
+      }
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    }
+  } finally {
+    await client.close();
+  }
+  latencies.sort((a, b) => a - b);
+  return {
+    probes: latencies.length + errors,
+    errors,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    maxMs: latencies.length > 0 ? latencies[latencies.length - 1] : NaN,
+  };
+}

@@ -25,8 +25,18 @@ export const LOAD_OPERATIONS = [
   { name: 'bundle-real', title: 'bundle real intermediates', path: BUNDLE_PATH, durationFactor: 1 },
 ];
 
-/** Every `--ops` name: the load operations plus the two special measurements. */
-export const ALL_OPS = ['startup', ...LOAD_OPERATIONS.map((op) => op.name), 'pool-size'];
+/** Every `--ops` name: the load operations plus the special measurements. */
+export const ALL_OPS = ['startup', ...LOAD_OPERATIONS.map((op) => op.name), 'health-under-load', 'pool-size'];
+
+/**
+ * Event-loop responsiveness under saturation (issue 7: `health` p99 < 50 ms while newcert runs at
+ * c=64). CFSSL 1.2.0 has no `/health`; its cheapest GET, `/scaninfo`, is probed for reference.
+ */
+export const HEALTH_UNDER_LOAD = {
+  concurrency: 64,
+  probe: { certsmith: '/api/v1/cfssl/health', cfssl: '/api/v1/cfssl/scaninfo' },
+  intervalMs: 20,
+};
 
 /** newcert body, `hosts` given so neither server adds the no-hosts message (behaviour doc 3.1 step 9). */
 export function newcertBody(key) {

@@ -169,11 +169,29 @@ export function formatPoolTable(pool) {
   );
 }
 
+/** The health-under-load measurement as a table. */
+export function formatHealthTable(health) {
+  return table(
+    ['server', 'probe', 'newcert req/s (c=64)', 'newcert errors', 'probe p50 ms', 'probe p99 ms', 'probe max ms', 'probes (errors)'],
+    Object.entries(health).map(([key, h]) => [
+      key,
+      `GET ${h.path}`,
+      fixed(h.newcertRps, 0),
+      String(h.newcertErrors),
+      ms(h.probeP50Ms),
+      ms(h.probeP99Ms),
+      ms(h.probeMaxMs),
+      `${h.probes} (${h.probeErrors})`,
+    ]),
+    2
+  );
+}
+
 /**
  * Check the issue-7 targets against what was measured. Each: { target, measured, verdict } with
  * verdict PASS, FAIL or "n/a" (not measured, or the certsmith op is not available yet).
  */
-export function checkTargets({ cells, startup, pool }) {
+export function checkTargets({ cells, startup, pool, healthUnderLoad }) {
   const find = (name, c) => cells.find((cell) => cell.name === name && cell.concurrency === c);
   const both = (cell) => cell && cell.results.certsmith?.available && cell.results.cfssl?.available;
   const targets = [];
@@ -214,6 +232,17 @@ export function checkTargets({ cells, startup, pool }) {
   const ready = startup?.certsmith;
   if (ready) add('certsmith ready < 1.5 s (full trust data)', `${fixed(ready.medianMs, 0)} ms median`, ready.medianMs < 1500);
   else add('certsmith ready < 1.5 s (full trust data)', 'not measured', undefined);
+
+  const health = healthUnderLoad?.certsmith;
+  if (health) {
+    add(
+      'health p99 < 50 ms during newcert c=64',
+      `${ms(health.probeP99Ms)} ms p99 (${health.probes} probes, ${health.probeErrors} errors)`,
+      health.probeP99Ms < 50 && health.probeErrors === 0
+    );
+  } else {
+    add('health p99 < 50 ms during newcert c=64', 'not measured', undefined);
+  }
 
   const poolEntry = pool?.servers.certsmith;
   if (poolEntry?.available) {

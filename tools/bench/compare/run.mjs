@@ -19,12 +19,13 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { createClient, median, post, runRound, summarise } from './load.mjs';
-import { ALL_OPS, BUNDLE_PATH, LOAD_OPERATIONS, bundleBody, newcertBody, prefilterRealIntermediates } from './operations.mjs';
+import { createClient, median, post, probeLatency, runRound, summarise } from './load.mjs';
+import { ALL_OPS, BUNDLE_PATH, HEALTH_UNDER_LOAD, LOAD_OPERATIONS, NEWCERT_PATH, bundleBody, newcertBody, prefilterRealIntermediates } from './operations.mjs';
 import { createSignerCa, generateBenchPki, generateIntermediates, splitPemCertificates, writeTrustFiles } from './pki.mjs';
 import {
   checkTargets,
   describeMachine,
+  formatHealthTable,
   formatLoadTable,
   formatMachine,
   formatPoolTable,
@@ -201,6 +202,45 @@ async function measureStartup({ files, workDir, options, firstBundleBody }) {
   return { certsmith: summary(runs.certsmith, 'GET /health → 200'), cfssl: summary(runs.cfssl, 'first HTTP answer (GET /scaninfo)') };
 }
 
+/**
+ * Health under load: newcert ECDSA at c=64 on one server while a single connection probes its
+ * cheapest GET every 20 ms; `rounds` rounds per server, alternating; medians of the probe p50/p99.
+ */
+async function measureHealthUnderLoad(servers, clients, options) {
+  const result = {};
+  const perServer = { certsmith: [], cfssl: [] };
+  for (let round = 0; round < options.rounds; round++) {
+    for (const key of round % 2 === 0 ? ['certsmith', 'cfssl'] : ['cfssl', 'certsmith']) {
+      const signal = { stop: false };
+      const probing = probeLatency({ url: servers[key].url, path: HEALTH_UNDER_LOAD.probe[key], intervalMs: HEALTH_UNDER_LOAD.intervalMs, signal });
+      const load = await runRound({
+        client: clients[key],
+        path: NEWCERT_PATH,
+        bodies: [newcertBody()],
+        concurrency: HEALTH_UNDER_LOAD.concurrency,
+        durationMs: options.durationMs,
+        pid: servers[key].pid,
+      });
+      signal.stop = true;
+      perServer[key].push({ load, probe: await probing });
+    }
+  }
+  for (const [key, rounds] of Object.entries(perServer)) {
+    result[key] = {
+      path: HEALTH_UNDER_LOAD.probe[key],
+      newcertRps: median(rounds.map((r) => r.load.rps)),
+      newcertErrors: rounds.reduce((sum, r) => sum + r.load.errors, 0),
+      probeP50Ms: median(rounds.map((r) => r.probe.p50Ms)),
+      probeP99Ms: median(rounds.map((r) => r.probe.p99Ms)),
+      probeMaxMs: Math.max(...rounds.map((r) => r.probe.maxMs)),
+      probes: rounds.reduce((sum, r) => sum + r.probe.probes, 0),
+      probeErrors: rounds.reduce((sum, r) => sum + r.probe.errors, 0),
+      rounds,
+    };
+  }
+  return result;
+}
+
 /** The four load operations on one certsmith and one cfssl started with the full trust data. */
 async function measureLoadOperations({ ops, files, pki, workDir, options }) {
   const servers = {
@@ -234,6 +274,7 @@ async function measureLoadOperations({ ops, files, pki, workDir, options }) {
   }
 
   const cells = [];
+  let healthUnderLoad;
   try {
     for (const op of LOAD_OPERATIONS.filter((o) => ops.includes(o.name))) {
       if (bodies[op.name].length === 0) {
@@ -274,11 +315,15 @@ async function measureLoadOperations({ ops, files, pki, workDir, options }) {
         cells.push({ name: op.name, title: op.title, concurrency, bodies: bodies[op.name].length, results });
       }
     }
+    if (ops.includes('health-under-load')) {
+      log(`health-under-load: newcert c=${HEALTH_UNDER_LOAD.concurrency} with a GET probe every ${HEALTH_UNDER_LOAD.intervalMs} ms, ${options.rounds} rounds per server`);
+      healthUnderLoad = await measureHealthUnderLoad(servers, clients, options);
+    }
   } finally {
     await Promise.all([clients.certsmith.close(), clients.cfssl.close()]);
     await Promise.all([servers.certsmith.stop(), servers.cfssl.stop()]);
   }
-  return { cells, prefilter: prefilter && { tried: prefilter.tried, accepted: prefilter.accepted.length, rejected: prefilter.rejected } };
+  return { cells, healthUnderLoad, prefilter: prefilter && { tried: prefilter.tried, accepted: prefilter.accepted.length, rejected: prefilter.rejected } };
 }
 
 /**
@@ -387,10 +432,10 @@ async function main() {
       log(`startup: ${options.starts} starts per server with the full trust data`);
       results.startup = await measureStartup({ files, workDir, options, firstBundleBody: bundleBody(pki.leaf.pem + pki.intermediate.pem) });
     }
-    const loadOps = options.ops.filter((op) => LOAD_OPERATIONS.some((o) => o.name === op));
+    const loadOps = options.ops.filter((op) => op === 'health-under-load' || LOAD_OPERATIONS.some((o) => o.name === op));
     if (loadOps.length > 0) Object.assign(results, await measureLoadOperations({ ops: loadOps, files, pki, workDir, options }));
     if (options.ops.includes('pool-size')) results.poolSize = await measurePoolSize({ files: trust, ca, pki, workDir, options });
-    results.targets = checkTargets({ cells: results.cells ?? [], startup: results.startup, pool: results.poolSize });
+    results.targets = checkTargets({ cells: results.cells ?? [], startup: results.startup, pool: results.poolSize, healthUnderLoad: results.healthUnderLoad });
     results.durationS = (Date.now() - startedAt.getTime()) / 1000;
     results.loadAverageAtEnd = loadavg()[0];
 
@@ -444,6 +489,8 @@ function printReport(results) {
       );
     out.push('### Load', '', formatLoadTable(results.cells), '', '### certsmith ÷ CFSSL', '', formatRatioTable(results.cells), '');
   }
+  if (results.healthUnderLoad)
+    out.push('### Event-loop responsiveness (GET probe every 20 ms while newcert ECDSA runs at c=64)', '', formatHealthTable(results.healthUnderLoad), '');
   if (results.poolSize)
     out.push('### Pool size (fixed generated leaf; its intermediate only in the pool)', '', formatPoolTable(results.poolSize), '');
   out.push('### Targets', '', formatTargets(results.targets), '');

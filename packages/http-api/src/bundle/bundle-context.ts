@@ -16,6 +16,7 @@ import {
 } from '@certsmith/chain-builder';
 import type { RemoteBundleOptions } from './bundle-certificate.js';
 import { defaultPlatforms, loadPlatforms, type Platform } from '@certsmith/ubiquity-rules';
+import { workerMetricsReporter } from '../worker-metrics.js';
 
 /** Where the state comes from (CFSSL's `-ca-bundle`, `-int-bundle`, `-metadata`). */
 export interface BundleContextConfig {
@@ -35,6 +36,12 @@ export interface BundleContextConfig {
    * are refused after DNS resolution and on every redirect (SSRF guard; CFSSL has none).
    */
   network?: { allowPrivateNetworks?: boolean; allowCidrs?: string[] };
+  /**
+   * Channel the AIA fetcher's counts are posted on (a server's `ServerMetrics.workerMetricsChannel`);
+   * absent = not counted (the CLI). Part of the memo key like the rest, so two servers sharing a
+   * thread (inline runner) never count into each other's registry.
+   */
+  metricsChannel?: string;
 }
 
 /** The loaded state. */
@@ -80,7 +87,8 @@ async function load(config: BundleContextConfig): Promise<BundleContext> {
   // One guard for both kinds of request-driven fetch, so `domain` bundling cannot reach what AIA
   // chasing may not.
   const guard = createNetworkGuard(config.network ?? {});
-  const aia = config.aia === false ? null : createAiaFetcher({ ...(config.aia ?? {}), fetchGuard: guard });
+  const observer = config.metricsChannel === undefined ? undefined : workerMetricsReporter(config.metricsChannel).observeAiaFetch;
+  const aia = config.aia === false ? null : createAiaFetcher({ ...(config.aia ?? {}), fetchGuard: guard, ...(observer ? { observer } : {}) });
   const remote: RemoteBundleOptions = { fetchPeer: (options) => fetchPeerCertificates({ ...options, guard }) };
   return { pools: { roots, intermediates }, platforms, aia, remote };
 }

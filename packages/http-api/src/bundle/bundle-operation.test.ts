@@ -49,6 +49,11 @@ describe('bundleContextConfig', () => {
     });
   });
 
+  it('carries the metrics channel the workers report AIA counts on, only when given', () => {
+    expect(bundleContextConfig({ caBundleFile: '/ca.pem', metricsChannel: 'certsmith.worker-metrics.x' })).toEqual({ caBundleFile: '/ca.pem', metricsChannel: 'certsmith.worker-metrics.x' });
+    expect(bundleContextConfig({ caBundleFile: '/ca.pem', metricsChannel: undefined })).toEqual({ caBundleFile: '/ca.pem' });
+  });
+
   it('ignores unrelated options (the server passes its whole options object)', () => {
     const serverOptions = { address: '127.0.0.1', port: 0, caBundleFile: '/ca.pem', metadataFile: undefined };
     expect(bundleContextConfig(serverOptions)).toEqual({ caBundleFile: '/ca.pem' });

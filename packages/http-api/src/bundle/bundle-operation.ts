@@ -64,6 +64,8 @@ export interface BundleOperationOptions {
   allowPrivateNetworks?: boolean | undefined;
   /** Non-public ranges those fetches may reach anyway (config `allowCidrs`). */
   allowCidrs?: readonly string[] | undefined;
+  /** Where workers post AIA fetch counts: the server's `ServerMetrics.workerMetricsChannel`. Absent = not counted. */
+  metricsChannel?: string | undefined;
 }
 
 /**
@@ -83,6 +85,7 @@ export function bundleContextConfig(options: BundleOperationOptions): BundleCont
   if (options.allowPrivateNetworks || (options.allowCidrs?.length ?? 0) > 0) {
     config.network = { allowPrivateNetworks: options.allowPrivateNetworks === true, allowCidrs: [...(options.allowCidrs ?? [])] };
   }
+  if (options.metricsChannel !== undefined) config.metricsChannel = options.metricsChannel;
   return config;
 }
 

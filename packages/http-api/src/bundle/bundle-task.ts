@@ -6,6 +6,7 @@
 import { defineTask } from '../task.js';
 import { bundleCertificate } from './bundle-certificate.js';
 import type { BundleCertificateInput, BundleResult } from './bundle-certificate.js';
+import { workerMetricsReporter } from '../worker-metrics.js';
 import { loadBundleContext } from './bundle-context.js';
 import type { BundleContextConfig } from './bundle-context.js';
 
@@ -30,6 +31,11 @@ export const bundleTask = defineTask({
   module: import.meta.url,
   async run(input: BundleTaskInput): Promise<BundleResult> {
     const context = await loadBundleContext(input.context);
-    return bundleCertificate(input.request, context);
+    try {
+      return await bundleCertificate(input.request, context);
+    } finally {
+      // Post this task's AIA counts now: an idle pool worker runs no timers (worker-metrics.ts).
+      if (input.context.metricsChannel !== undefined) workerMetricsReporter(input.context.metricsChannel).flush();
+    }
   },
 });

@@ -10,11 +10,17 @@ export { bundleIssuedCertificate, DEFAULT_SIGNER_TIMEOUT_MS } from './issue-opti
 export type { IssueOperationOptions } from './issue-options.js';
 export { createSignerDirectory, DEFAULT_LABEL } from './signer-directory.js';
 export type { SignerDirectory, SignerEntry, SignerRoute } from './signer-directory.js';
-export { selectSigningProfile, signOnRoute, signsLocally, withSignerTimeout } from './signing.js';
+export { selectSigningProfile, signOnRoute, signsLocally, signsInWorkers, signOverridesOf, runCountingWorkerSign, withSignerTimeout } from './signing.js';
 export type { SignedCertificate, SigningInput } from './signing.js';
 export { keyAndCsrTask } from './key-and-csr-task.js';
 export type { KeyAndCsrTaskInput, KeyAndCsrTaskOutput } from './key-and-csr-task.js';
 export { csrFactsTask } from './csr-facts-task.js';
+export { newcertInWorkerTask } from './newcert-in-worker-task.js';
+export { signInWorkerTask } from './sign-in-worker-task.js';
+export type { SignInWorkerInput, SignInWorkerOutput } from './sign-in-worker-task.js';
+export type { NewcertInWorkerInput, NewcertInWorkerOutput } from './newcert-in-worker-task.js';
+export { workerSignerSpecs, workerSigning, provideWorkerSigners, timedSigner } from './worker-signers.js';
+export type { WorkerSignerRecipe, WorkerSignerSpec, WorkerSigning } from './worker-signers.js';
 export type { CsrFactsTaskInput } from './csr-facts-task.js';
 export { decodeInfoRequest, peekAuthenticatedLabel } from './go-body.js';
 export type { InfoRequest } from './go-body.js';

@@ -179,6 +179,23 @@ describe('sign and authsign', () => {
     return { token: Buffer.from(token).toString('base64'), request: bytes.toString('base64') };
   }
 
+  it.each([
+    ['a syntax error', 'xx'],
+    ['an empty body', ''],
+    ['an array', '[]'],
+    ['a string', '"certificate_request"'],
+  ])('answers %s with CFSSL\'s `Unable to parse sign request` (400, code 400)', async (_, body) => {
+    const { status, json } = await post(app(standard()), 'sign', body);
+    expect(status).toBe(400);
+    expect(json.errors).toEqual([{ code: 400, message: 'Unable to parse sign request' }]);
+  });
+
+  it('keeps the parser\'s own description of bad JSON for endpoints without a CFSSL text of their own', async () => {
+    const { status, json } = await post(app(standard()), 'newcert', 'xx');
+    expect(status).toBe(400);
+    expect(json.errors[0].message).toMatch(/not valid JSON/);
+  });
+
   it('signs with hostname taking precedence over hosts, and refuses profiles with auth keys', async () => {
     const koa = app(standard());
     const csr = await csrPem();

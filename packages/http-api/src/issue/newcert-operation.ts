@@ -5,9 +5,11 @@
  * bundle when asked).
  *
  * Where the work happens: decoding and profile checks on the main thread (cheap, and they fail
- * before any key is generated); key generation, CSR and its facts in the `issue.key-and-csr` worker
- * task; the certificate and its one signature on the main thread through the signer (HSM and
- * remote signers cannot live in a worker); the bundle, when asked, in the bundle use case's `bundle` task.
+ * before any key is generated). For a signer the workers recreate (a local key), everything else —
+ * key, CSR, certificate, signature, digests — in the one `issue.newcert-in-worker` task. Otherwise
+ * key generation, CSR and its facts in the `issue.key-and-csr` worker task, then the certificate and
+ * its one signature on the main thread through the signer (HSM and remote signers cannot live in a
+ * worker). The bundle, when asked, in the bundle use case's `bundle` task.
  */
 import { NO_HOSTS_MESSAGE, computeSums, decodeNewCertificateRequest } from '@certsmith/issuer';
 import type { Sums } from '@certsmith/issuer';
@@ -20,7 +22,8 @@ import { bundleIssuedCertificate } from './issue-options.js';
 import { newcertResultSchema } from './issue-result-schemas.js';
 import type { IssueOperationOptions } from './issue-options.js';
 import { keyAndCsrTask } from './key-and-csr-task.js';
-import { selectSigningProfile, signOnRoute, signsLocally } from './signing.js';
+import { newcertInWorkerTask } from './newcert-in-worker-task.js';
+import { runCountingWorkerSign, selectSigningProfile, signOnRoute, signsInWorkers, signsLocally } from './signing.js';
 
 /**
  * Body of newcert, for validation and OpenAPI. Keys are matched case-insensitively and typed by the
@@ -50,7 +53,7 @@ export function createNewcertOperation(options: IssueOperationOptions) {
     name: 'newcert',
     method: 'POST',
     body: newcertRequestSchema,
-    tasks: [keyAndCsrTask, bundleTask],
+    tasks: [keyAndCsrTask, newcertInWorkerTask, bundleTask],
     summary: 'Generate a key and CSR, sign it, and return them with digests',
     result: newcertResultSchema,
     async handle(body, context): Promise<NewcertResult> {
@@ -60,23 +63,35 @@ export function createNewcertOperation(options: IssueOperationOptions) {
       const profile = selectSigningProfile(route, request.profile, false);
       const local = signsLocally(route);
 
-      const generated = await context.runTask(keyAndCsrTask, { request: request.request, withFacts: local });
-      const signed = await signOnRoute(route, {
-        request: { certificate_request: generated.csrPem, profile: request.profile ?? '' },
-        facts: generated.facts,
-        profile,
-        timeoutMs: options.signerTimeoutMs,
-      });
-
-      const result: NewcertResult = {
-        certificate: signed.certificatePem,
-        certificate_request: generated.csrPem,
-        private_key: generated.privateKeyPem,
-        sums: { certificate: computeSums(signed.certificateDer), certificate_request: generated.csrSums },
-      };
+      let result: NewcertResult;
+      if (signsInWorkers(route)) {
+        const issued = await runCountingWorkerSign(route, () =>
+          context.runTask(newcertInWorkerTask, { label: route.label, request: request.request, profile: request.profile ?? '' }),
+        );
+        result = {
+          certificate: issued.certificatePem,
+          certificate_request: issued.csrPem,
+          private_key: issued.privateKeyPem,
+          sums: { certificate: issued.certificateSums, certificate_request: issued.csrSums },
+        };
+      } else {
+        const generated = await context.runTask(keyAndCsrTask, { request: request.request, withFacts: local });
+        const signed = await signOnRoute(route, {
+          request: { certificate_request: generated.csrPem, profile: request.profile ?? '' },
+          facts: generated.facts,
+          profile,
+          timeoutMs: options.signerTimeoutMs,
+        });
+        result = {
+          certificate: signed.certificatePem,
+          certificate_request: generated.csrPem,
+          private_key: generated.privateKeyPem,
+          sums: { certificate: computeSums(signed.certificateDer), certificate_request: generated.csrSums },
+        };
+      }
       let bundle: BundleResult | null = null;
       if (request.bundle) {
-        bundle = await bundleIssuedCertificate(signed.certificatePem, options, context);
+        bundle = await bundleIssuedCertificate(result.certificate, options, context);
         // CFSSL returns at once after the no-bundler message: never a second (no-hosts) message.
         if (bundle === null) return result;
       }

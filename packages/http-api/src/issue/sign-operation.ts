@@ -7,7 +7,7 @@
  * the policy of the label the inner request names, so a key valid for one label never signs for
  * another (CFSSL issue #950).
  */
-import { authenticateSignRequest, decodeSignRequest } from '@certsmith/issuer';
+import { SIGN_REQUEST_PARSE_MESSAGE, authenticateSignRequest, decodeSignRequest } from '@certsmith/issuer';
 import type { SignBody } from '@certsmith/issuer';
 import type { SignRequest } from '@certsmith/signer-api';
 import { BadRequestError } from '@certsmith/x509-core';
@@ -21,7 +21,8 @@ import { goField, peekAuthenticatedLabel } from './go-body.js';
 import { bundleIssuedCertificate } from './issue-options.js';
 import { signResultSchema } from './issue-result-schemas.js';
 import type { IssueOperationOptions } from './issue-options.js';
-import { selectSigningProfile, signOnRoute, signsLocally } from './signing.js';
+import { runCountingWorkerSign, selectSigningProfile, signOnRoute, signsInWorkers, signsLocally } from './signing.js';
+import { signInWorkerTask } from './sign-in-worker-task.js';
 import type { SignerRoute } from './signer-directory.js';
 
 /** Body of `/sign` (decoded by the issuer with Go's rules; keys are case-insensitive). */
@@ -67,11 +68,18 @@ async function signDecoded(
   const signRequest: SignRequest = request;
   // CSR parsing and its signature check are CPU work: a worker does them for local signers; a
   // remote signer parses the CSR itself.
-  const facts = signsLocally(route) ? await context.runTask(csrFactsTask, { csrPem: signRequest.certificate_request }) : undefined;
-  const signed = await signOnRoute(route, { request: signRequest, facts, profile, timeoutMs: options.signerTimeoutMs });
-  const result: SignResultBody = { certificate: signed.certificatePem };
+  let certificatePem: string;
+  if (signsInWorkers(route)) {
+    // A local key recreated in the workers: CSR check, certificate and signature in one task.
+    const signed = await runCountingWorkerSign(route, () => context.runTask(signInWorkerTask, { label: route.label, request: signRequest, profile: body.profile ?? '' }));
+    certificatePem = signed.certificatePem;
+  } else {
+    const facts = signsLocally(route) ? await context.runTask(csrFactsTask, { csrPem: signRequest.certificate_request }) : undefined;
+    certificatePem = (await signOnRoute(route, { request: signRequest, facts, profile, timeoutMs: options.signerTimeoutMs })).certificatePem;
+  }
+  const result: SignResultBody = { certificate: certificatePem };
   if (wantsBundle) {
-    const bundle = await bundleIssuedCertificate(signed.certificatePem, options, context);
+    const bundle = await bundleIssuedCertificate(certificatePem, options, context);
     if (bundle !== null) return { bundle, ...result };
   }
   return result;
@@ -83,7 +91,9 @@ export function createSignOperation(options: IssueOperationOptions) {
     name: 'sign',
     method: 'POST',
     body: signRequestSchema,
-    tasks: [csrFactsTask, bundleTask],
+    // CFSSL's text for any body json.Unmarshal rejects (behaviour doc 4.5).
+    invalidBodyMessage: SIGN_REQUEST_PARSE_MESSAGE,
+    tasks: [csrFactsTask, signInWorkerTask, bundleTask],
     summary: 'Sign a certificate request',
     result: signResultSchema,
     async handle(raw, context): Promise<SignResultBody> {
@@ -101,7 +111,7 @@ export function createAuthsignOperation(options: IssueOperationOptions) {
     name: 'authsign',
     method: 'POST',
     body: authsignRequestSchema,
-    tasks: [csrFactsTask, bundleTask],
+    tasks: [csrFactsTask, signInWorkerTask, bundleTask],
     summary: 'Sign a certificate request authenticated with an HMAC token',
     result: signResultSchema,
     // The label and profile are inside the base64 `request`; the token is never logged.

@@ -12,6 +12,7 @@
 import type { SigningPolicy } from '@certsmith/issuer';
 import type { Signer } from '@certsmith/signer-api';
 import { UnknownLabelError } from './errors.js';
+import type { WorkerSignerRecipe } from './worker-signers.js';
 
 /** The label of the signer that serves requests without a label. */
 export const DEFAULT_LABEL = 'default';
@@ -31,6 +32,17 @@ export interface SignerEntry {
   readonly forwardsLabels?: boolean;
   /** Name of the plugin that created the signer, for logs and health. */
   readonly pluginName?: string;
+  /**
+   * How worker threads make their own copy of this signer (plugins with
+   * `meta.recreatableInWorkers`). When set, and the pool got the matching spec, newcert issues the
+   * whole certificate in a worker.
+   */
+  readonly workerRecipe?: WorkerSignerRecipe;
+  /**
+   * Told about signatures made by the worker copy (the main-thread signer never sees them), so the
+   * signer metrics still count them. Set by the metrics wrapper.
+   */
+  readonly observeWorkerSign?: (seconds: number, ok: boolean) => void;
 }
 
 /** The signer chosen for one request. */
@@ -46,6 +58,10 @@ export interface SignerRoute {
   readonly forwardLabel: string;
   /** True when the label was not configured here and goes on to the remote CA of `default`. */
   readonly forwarded: boolean;
+  /** The entry's {@link SignerEntry.workerRecipe} (never for a forwarded label). */
+  readonly workerRecipe?: WorkerSignerRecipe | undefined;
+  /** The entry's {@link SignerEntry.observeWorkerSign}. */
+  readonly observeWorkerSign?: ((seconds: number, ok: boolean) => void) | undefined;
 }
 
 /** Chooses signers by label. */
@@ -76,7 +92,15 @@ export function createSignerDirectory(entries: readonly SignerEntry[]): SignerDi
       const requested = label ?? '';
       const entry = byLabel.get(requested === '' ? DEFAULT_LABEL : requested);
       if (entry !== undefined) {
-        return { label: entry.label, signer: entry.signer, policy: entry.policy, forwardLabel: requested, forwarded: false };
+        return {
+          label: entry.label,
+          signer: entry.signer,
+          policy: entry.policy,
+          forwardLabel: requested,
+          forwarded: false,
+          workerRecipe: entry.workerRecipe,
+          observeWorkerSign: entry.observeWorkerSign,
+        };
       }
       if (fallback?.forwardsLabels === true) {
         return { label: fallback.label, signer: fallback.signer, policy: fallback.policy, forwardLabel: requested, forwarded: true };

@@ -11,7 +11,7 @@
 import { getIssuerContext, issueCertificate, selectProfile, signCertificateRequest } from '@certsmith/issuer';
 import type { CsrFacts, SignOverrides, SigningProfile } from '@certsmith/issuer';
 import type { SignRequest } from '@certsmith/signer-api';
-import { BadRequestError } from '@certsmith/x509-core';
+import { BadRequestError, ErrorCode } from '@certsmith/x509-core';
 import { SignerTimeoutError } from './errors.js';
 import { DEFAULT_SIGNER_TIMEOUT_MS } from './issue-options.js';
 import type { SignerRoute } from './signer-directory.js';
@@ -99,15 +99,40 @@ async function signOnRouteUnbounded(route: SignerRoute, input: SigningInput): Pr
   }
   if (input.facts === undefined || input.profile === null) throw new TypeError('a local signer needs the CSR facts and a profile');
   const context = await getIssuerContext(route.signer);
-  const overrides: SignOverrides = {
-    hosts: input.request.hosts,
-    subject: input.request.subject,
-    serial: input.request.serial,
-    extensions: input.request.extensions,
-    crlOverride: input.request.crl_override,
-    notBefore: input.request.NotBefore,
-    notAfter: input.request.NotAfter,
-  };
-  const issued = await issueCertificate(context, route.policy, input.profile, input.facts, overrides);
+  const issued = await issueCertificate(context, route.policy, input.profile, input.facts, signOverridesOf(input.request));
   return { certificatePem: issued.pem, certificateDer: issued.der };
+}
+
+/** What a sign request changes in the certificate its CSR would give (CFSSL's SignRequest fields). */
+export function signOverridesOf(request: SignRequest): SignOverrides {
+  return {
+    hosts: request.hosts,
+    subject: request.subject,
+    serial: request.serial,
+    extensions: request.extensions,
+    crlOverride: request.crl_override,
+    notBefore: request.NotBefore,
+    notAfter: request.NotAfter,
+  };
+}
+
+/** True when the route's signer is recreated in the workers, so a whole issuance can run there. */
+export function signsInWorkers(route: SignerRoute): boolean {
+  return route.workerRecipe !== undefined && signsLocally(route);
+}
+
+/**
+ * Run a worker task that signs with the route's worker copy, and count its signature in the signer
+ * metrics (the main-thread signer, which the metrics wrap, never sees it). A failed task counts as a
+ * failed signature only when the signer failed (2500).
+ */
+export async function runCountingWorkerSign<T extends { signSeconds: number }>(route: SignerRoute, run: () => Promise<T>): Promise<T> {
+  try {
+    const output = await run();
+    route.observeWorkerSign?.(output.signSeconds, true);
+    return output;
+  } catch (error) {
+    if ((error as { code?: unknown }).code === ErrorCode.PrivateKeyUnavailable) route.observeWorkerSign?.(0, false);
+    throw error;
+  }
 }

@@ -1,0 +1,56 @@
+/**
+ * The `issue.newcert-in-worker` task: all of newcert's CPU work in one worker task — key, CSR,
+ * certificate, the CA signature and the digests — for labels whose signer the workers recreate
+ * (see `worker-signers.ts`). The main thread decodes the request, checks label and profile, and
+ * writes the answer; one thread hop per request instead of a hop plus issuance on the event loop.
+ */
+import { computeSums, generateKeyAndCsr, generateKeyInThread, issueCertificate, selectProfile } from '@certsmith/issuer';
+import type { CertificateRequest, Sums } from '@certsmith/issuer';
+import { defineTask } from '../task.js';
+import { timedSigner, workerSigning } from './worker-signers.js';
+
+/** Input of {@link newcertInWorkerTask}. */
+export interface NewcertInWorkerInput {
+  /** A label the pool has a worker signer spec for. */
+  label: string;
+  /** The decoded certificate request (defaults merged, `ca` refused). */
+  request: CertificateRequest;
+  /** Profile name as requested (`''` → default); the main thread already refused unknown ones. */
+  profile: string;
+}
+
+/** Output of {@link newcertInWorkerTask}. */
+export interface NewcertInWorkerOutput {
+  privateKeyPem: string;
+  csrPem: string;
+  csrSums: Sums;
+  certificatePem: string;
+  certificateSums: Sums;
+  /** Time the one CA signature took, for the signer metrics of the main thread. */
+  signSeconds: number;
+}
+
+/**
+ * Issue a certificate for a freshly generated key. Errors keep their CFSSL codes: 2400 key request,
+ * 9300 subject/extensions, 5300 policy, 2500 signer.
+ */
+export const newcertInWorkerTask = defineTask({
+  name: 'issue.newcert-in-worker',
+  module: import.meta.url,
+  async run(input: NewcertInWorkerInput): Promise<NewcertInWorkerOutput> {
+    const signing = await workerSigning(input.label);
+    const profile = selectProfile(signing.policy, input.profile);
+    const generated = await generateKeyAndCsr(input.request, { keySource: generateKeyInThread });
+    const timing = { seconds: 0 };
+    const context = { ...signing.context, signer: timedSigner(signing.signer, timing) };
+    const issued = await issueCertificate(context, signing.policy, profile, generated.facts);
+    return {
+      privateKeyPem: generated.privateKeyPem,
+      csrPem: generated.csrPem,
+      csrSums: generated.sums.certificate_request,
+      certificatePem: issued.pem,
+      certificateSums: computeSums(issued.der),
+      signSeconds: timing.seconds,
+    };
+  },
+});

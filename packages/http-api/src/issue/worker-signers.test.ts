@@ -1,0 +1,153 @@
+import { X509Certificate } from 'node:crypto';
+import { decodeNewCertificateRequest, generateKeyAndCsr, parseSigningPolicy } from '@certsmith/issuer';
+import type { Signer } from '@certsmith/signer-api';
+import { TestPki } from '@certsmith/test-pki';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createApp } from '../app.js';
+import { createInlineTaskRunner } from '../task-runner.js';
+import { created } from '../test-support/pem-signer-plugin.js';
+import { createNewcertOperation } from './newcert-operation.js';
+import { createSignOperation } from './sign-operation.js';
+import { createSignerDirectory } from './signer-directory.js';
+import type { SignerEntry } from './signer-directory.js';
+import { provideWorkerSigners, workerSignerSpecs, workerSigning } from './worker-signers.js';
+import type { WorkerSignerSpec } from './worker-signers.js';
+
+const pki = new TestPki();
+const ca = pki.root({ CN: 'Worker Signing CA' }, { key: 'ecdsa-p256' });
+const PLUGIN = new URL('../test-support/pem-signer-plugin.ts', import.meta.url).href;
+const policy = parseSigningPolicy({ signing: { default: { expiry: '1h', usages: ['digital signature', 'server auth'] }, profiles: { short: { expiry: '10m', usages: ['client auth'] } } } });
+
+/** A main-thread signer that must never be asked to sign: the worker copy does it. */
+function mainThreadSigner(): Signer & { signCalls: number } {
+  const signer = {
+    signCalls: 0,
+    algorithms: ['ECDSA-SHA256' as const],
+    getCertificate: async () => ({ der: ca.der, pem: ca.pem }),
+    async sign(): Promise<Uint8Array> {
+      signer.signCalls += 1;
+      throw new Error('the main-thread signer was asked to sign');
+    },
+    close: async () => {},
+  };
+  return signer;
+}
+
+interface Harness {
+  post(path: string, body: unknown): Promise<{ status: number; body: { success: boolean; result: Record<string, unknown>; errors: { code: number; message: string }[] } }>;
+  observed: { seconds: number; ok: boolean }[];
+  main: ReturnType<typeof mainThreadSigner>;
+}
+
+function harness(options: { failWith?: string } = {}): Harness {
+  const observed: { seconds: number; ok: boolean }[] = [];
+  const main = mainThreadSigner();
+  const entry: SignerEntry = {
+    label: 'default',
+    signer: main,
+    policy,
+    pluginName: 'test-pem-signer',
+    workerRecipe: { module: PLUGIN, options: { certificatePem: ca.pem, keyPem: ca.key.pkcs8Pem, ...options }, configDir: '/' },
+    observeWorkerSign: (seconds, ok) => observed.push({ seconds, ok }),
+  };
+  const signers = createSignerDirectory([entry]);
+  // Inline tasks: the spec goes to this thread directly, as the pool would put it in workerData.
+  // The module stays the TypeScript source here (vitest imports it), so no dist mapping.
+  provideWorkerSigners([{ label: 'default', recipe: entry.workerRecipe!, policy }]);
+  const app = createApp({ operations: [createNewcertOperation({ signers, bundler: null }), createSignOperation({ signers, bundler: null })], taskRunner: createInlineTaskRunner() });
+  const callback = app.callback();
+  return {
+    observed,
+    main,
+    async post(path, body) {
+      const { createServer } = await import('node:http');
+      const server = createServer(callback);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      try {
+        const { port } = server.address() as { port: number };
+        const response = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', body: JSON.stringify(body) });
+        return { status: response.status, body: (await response.json()) as never };
+      } finally {
+        await new Promise((resolve) => server.close(resolve));
+      }
+    },
+  };
+}
+
+afterEach(() => provideWorkerSigners(null));
+
+describe('issuing with a signer recreated in the workers', () => {
+  it('newcert: the worker copy signs, the certificate verifies under the CA, and the signature is counted', async () => {
+    const h = harness();
+    const before = created.count;
+    const response = await h.post('/api/v1/cfssl/newcert', { request: { CN: 'w.example', hosts: ['w.example'] }, profile: 'short' });
+    expect(response.status).toBe(200);
+    const certificate = new X509Certificate(response.body.result.certificate as string);
+    expect(certificate.verify(new X509Certificate(ca.pem).publicKey)).toBe(true);
+    expect(certificate.subjectAltName).toBe('DNS:w.example');
+    // Profile `short` (10 minutes, client auth) was applied by the worker, from its copy of the policy.
+    expect(new Date(certificate.validTo).getTime() - new Date(certificate.validFrom).getTime()).toBe(10 * 60_000);
+    expect(certificate.keyUsage).toContain('1.3.6.1.5.5.7.3.2');
+    expect(h.main.signCalls).toBe(0);
+    expect(created.count).toBe(before + 1);
+    expect(h.observed).toHaveLength(1);
+    expect(h.observed[0]!.ok).toBe(true);
+    expect(h.observed[0]!.seconds).toBeGreaterThan(0);
+  });
+
+  it('sign: the CSR is checked and the overrides applied by the worker copy', async () => {
+    const h = harness();
+    const { csrPem: csr } = await generateKeyAndCsr(decodeNewCertificateRequest({ request: { CN: 'csr.example', hosts: ['csr.example'] } }).request);
+    const response = await h.post('/api/v1/cfssl/sign', { certificate_request: csr, hosts: ['override.example', '192.0.2.7'] });
+    expect(response.status).toBe(200);
+    const certificate = new X509Certificate(response.body.result.certificate as string);
+    expect(certificate.verify(new X509Certificate(ca.pem).publicKey)).toBe(true);
+    expect(certificate.subjectAltName).toBe('DNS:override.example, IP Address:192.0.2.7');
+    expect(h.main.signCalls).toBe(0);
+    expect(h.observed.map((o) => o.ok)).toEqual([true]);
+  });
+
+  it('sign: a bad CSR keeps its CFSSL code across the worker and counts no signature', async () => {
+    const h = harness();
+    const response = await h.post('/api/v1/cfssl/sign', { certificate_request: '-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n' });
+    expect(response.status).toBe(400);
+    expect(response.body.errors[0]!.code).toBeGreaterThanOrEqual(9000);
+    expect(h.observed).toEqual([]);
+  });
+
+  it('a failing worker signer answers 2500 and is counted as a failed signature', async () => {
+    const h = harness({ failWith: 'key gone' });
+    const response = await h.post('/api/v1/cfssl/newcert', { request: { CN: 'f.example', hosts: ['f.example'] } });
+    expect(response.status).toBe(400);
+    expect(response.body.errors[0]).toMatchObject({ code: 2500 });
+    expect(h.observed).toEqual([{ seconds: 0, ok: false }]);
+  });
+
+  it('an unknown profile is refused on the main thread (5400) before any worker signer is made', async () => {
+    const h = harness();
+    const before = created.count;
+    const response = await h.post('/api/v1/cfssl/newcert', { request: { CN: 'p.example', hosts: ['p.example'] }, profile: 'nope' });
+    expect(response.body.errors[0]).toMatchObject({ code: 5400 });
+    expect(created.count).toBe(before);
+  });
+
+  it('a label without a spec is a wiring error, not a silent main-thread fallback', async () => {
+    provideWorkerSigners([]);
+    await expect(workerSigning('default')).rejects.toThrow(/no signer for label "default"/);
+  });
+});
+
+describe('workerSignerSpecs', () => {
+  it('lists only entries with a recipe, with the plugin module mapped to built JavaScript', () => {
+    const main = mainThreadSigner();
+    const specs: WorkerSignerSpec[] = workerSignerSpecs([
+      { label: 'default', signer: main, policy, workerRecipe: { module: 'file:///repo/plugins/x/src/index.ts', options: { a: 1 }, configDir: '/etc' } },
+      { label: 'hsm', signer: main, policy },
+    ]);
+    expect(specs).toHaveLength(1);
+    expect(specs[0]).toMatchObject({ label: 'default', recipe: { module: 'file:///repo/plugins/x/dist/index.js', options: { a: 1 }, configDir: '/etc' } });
+    // Specs cross into workers by structured clone: the policy (RegExps, Maps, bytes) must survive it.
+    const cloned = structuredClone(specs[0]!);
+    expect(cloned.policy.profiles.get('short')?.expiry).toBe(10 * 60_000);
+  });
+});

@@ -1,0 +1,119 @@
+/**
+ * Signers that worker threads recreate for themselves, so a local-key CA issues whole certificates
+ * (key, CSR, certificate, signature, digests) in one worker task instead of bouncing the signature
+ * back to the main thread. Only plugins that declare `meta.recreatableInWorkers` (a key held in
+ * memory, e.g. `@certsmith/signer-local`) qualify: an HSM session or a remote connection pool
+ * belongs to the main thread and stays there.
+ *
+ * Main thread: {@link workerSignerSpecs} turns the configured entries into plain data for the pool's
+ * `workerData` (plugin module URL, options, config folder, and the label's signing policy — cloned
+ * once per worker at start, since cloning a profile per request would cost ~30 µs). Worker:
+ * {@link workerSigning} creates the signer from that data on first use and keeps it.
+ */
+import { performance } from 'node:perf_hooks';
+import { workerData } from 'node:worker_threads';
+import { getIssuerContext } from '@certsmith/issuer';
+import type { IssuerContext, SigningPolicy } from '@certsmith/issuer';
+import { createSigner, createSignerContext } from '@certsmith/signer-api';
+import type { SignatureAlgorithm, Signer } from '@certsmith/signer-api';
+import { resolveBuiltModule } from '../task.js';
+import type { WorkerSetup } from '../worker-protocol.js';
+import type { SignerEntry } from './signer-directory.js';
+
+/** How a worker thread makes its own copy of a signer. Plain data: it crosses threads. */
+export interface WorkerSignerRecipe {
+  /** URL (or specifier) of the plugin module, importable from a worker; its default export is the plugin. */
+  readonly module: string;
+  /** The plugin options as configured (validated again by the worker, as at start-up). */
+  readonly options: unknown;
+  /** Folder relative paths and `file:` secrets in the options resolve against. */
+  readonly configDir: string;
+  /**
+   * Environment for `env:` references when the host resolved them from something other than
+   * `process.env` (tests); absent, the worker's own copy of the environment is used.
+   */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+/** One label a worker can issue for. */
+export interface WorkerSignerSpec {
+  readonly label: string;
+  readonly recipe: WorkerSignerRecipe;
+  /** The label's signing policy (the main thread's, cloned). */
+  readonly policy: SigningPolicy;
+}
+
+/** The worker-side signer of a label, with what the issuer derived from its CA certificate. */
+export interface WorkerSigning {
+  readonly signer: Signer;
+  readonly context: IssuerContext;
+  readonly policy: SigningPolicy;
+}
+
+/** Worker specs for every entry that has a recipe (in workerData for the pool). */
+export function workerSignerSpecs(entries: readonly SignerEntry[]): WorkerSignerSpec[] {
+  const specs: WorkerSignerSpec[] = [];
+  for (const entry of entries) {
+    if (entry.workerRecipe === undefined) continue;
+    // Workers run built JavaScript: a plugin resolved to its TypeScript source (vitest) maps to dist.
+    specs.push({ label: entry.label, recipe: { ...entry.workerRecipe, module: resolveBuiltModule(entry.workerRecipe.module) }, policy: entry.policy });
+  }
+  return specs;
+}
+
+let providedSpecs: readonly WorkerSignerSpec[] | null = null;
+const signings = new Map<string, Promise<WorkerSigning>>();
+
+/**
+ * Give this thread its specs directly (tests and single-threaded embedding, where tasks run inline
+ * and there is no `workerData`). Forgets signers made from earlier specs.
+ */
+export function provideWorkerSigners(specs: readonly WorkerSignerSpec[] | null): void {
+  providedSpecs = specs;
+  const previous = [...signings.values()];
+  signings.clear();
+  for (const signing of previous) signing.then((made) => made.signer.close()).catch(() => undefined);
+}
+
+/**
+ * The signer of `label` in this thread, made on first use from its spec. A failure is not kept, so
+ * a file that could not be read is retried by the next request.
+ */
+export function workerSigning(label: string): Promise<WorkerSigning> {
+  let signing = signings.get(label);
+  if (signing === undefined) {
+    signing = makeSigning(label);
+    signings.set(label, signing);
+    signing.catch(() => {
+      if (signings.get(label) === signing) signings.delete(label);
+    });
+  }
+  return signing;
+}
+
+async function makeSigning(label: string): Promise<WorkerSigning> {
+  const specs = providedSpecs ?? (workerData as WorkerSetup | undefined)?.signers ?? [];
+  const spec = specs.find((candidate) => candidate.label === label);
+  // The main thread only sends labels it gave the pool a spec for; anything else is a wiring bug.
+  if (spec === undefined) throw new Error(`worker has no signer for label "${label}"`);
+  const context = createSignerContext({ configDir: spec.recipe.configDir, ...(spec.recipe.env ? { env: spec.recipe.env } : {}) });
+  const signer = await createSigner(await import(spec.recipe.module), spec.recipe.options, context);
+  return { signer, context: await getIssuerContext(signer), policy: spec.policy };
+}
+
+/** `signer` whose `sign` records its duration in `timing` (one request's signature). */
+export function timedSigner(signer: Signer, timing: { seconds: number }): Signer {
+  const sign = signer.sign;
+  if (sign === undefined) return signer;
+  return {
+    ...signer,
+    async sign(tbs: Uint8Array, algorithm: SignatureAlgorithm): Promise<Uint8Array> {
+      const started = performance.now();
+      try {
+        return await sign.call(signer, tbs, algorithm);
+      } finally {
+        timing.seconds = (performance.now() - started) / 1000;
+      }
+    },
+  };
+}
