@@ -16,7 +16,25 @@ export type {
   DecodeSignRequestOptions,
 } from './certificate-request.js';
 export { resolveKeySpec, generateKey, generateKeyInThread, exportPrivateKeyPem } from './key-generation.js';
-export type { KeySpec, GeneratedKey } from './key-generation.js';
+export type { KeySpec, GeneratedKey, GenerateKeyOptions, RsaKeyGenerationMethod } from './key-generation.js';
+export {
+  RSA_PUBLIC_EXPONENT,
+  generateRsaKeyFromPrimes,
+  generatePrimeWithOpenSsl,
+  rsaJwkFromPrimes,
+  rsaPrimeSizes,
+} from './rsa-key-from-primes.js';
+export type { RsaKeyFromPrimes, RsaPrivateJwk, RsaFromPrimesOptions, PrimeSource, PrimePairRejection, PrimePairResult } from './rsa-key-from-primes.js';
+export {
+  MAX_KEY_POOL_CAPACITY,
+  KeyPoolConfigError,
+  createKeyPool,
+  keySpecName,
+  keySpecFromName,
+  parseKeyPoolSizes,
+  pooledKeySource,
+} from './key-pool.js';
+export type { KeyPool, KeyPoolOptions, KeyPoolSizes, KeyPoolSpecStats } from './key-pool.js';
 export {
   emptySubject,
   subjectFromRequest,

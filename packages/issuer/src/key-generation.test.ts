@@ -3,7 +3,7 @@ import { createPrivateKey } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 
 import { openssl } from './test-support/openssl.js';
-import { generateKey, resolveKeySpec } from './key-generation.js';
+import { generateKey, generateKeyInThread, resolveKeySpec } from './key-generation.js';
 
 describe('resolveKeySpec', () => {
   it.each([
@@ -54,6 +54,20 @@ describe('generateKey', () => {
     expect(key.privateKeyPem).toMatch(/^-----BEGIN Ed25519 PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIE/);
     const der = Buffer.from(key.privateKeyPem.split('\n').slice(1, -2).join(''), 'base64');
     expect(createPrivateKey({ key: der, format: 'der', type: 'pkcs8' }).asymmetricKeyType).toBe('ed25519');
+  });
+});
+
+describe('generateKeyInThread', () => {
+  it.each(['primes', 'openssl'] as const)('writes a valid RSA PRIVATE KEY when the RSA method is %s', async (rsa) => {
+    const key = await generateKeyInThread(resolveKeySpec({ algo: 'rsa', size: 2048 }), { rsa });
+    expect(key.privateKeyPem).toMatch(/^-----BEGIN RSA PRIVATE KEY-----\n/);
+    expect(openssl(['rsa', '-check', '-noout'], key.privateKeyPem)).toContain('RSA key ok');
+  });
+
+  it('generates EC keys on the calling thread with the same encodings', async () => {
+    const key = await generateKeyInThread(resolveKeySpec({ algo: 'ecdsa', size: 256 }));
+    expect(key.privateKeyPem).toMatch(/^-----BEGIN EC PRIVATE KEY-----\n/);
+    expect(Buffer.from(key.spki).equals(key.publicKey.export({ type: 'spki', format: 'der' }))).toBe(true);
   });
 });
 
