@@ -29,6 +29,9 @@ export interface HttpServerOptions {
   logger?: Logger;
 }
 
+/** How long an idle keep-alive connection stays open (see {@link createHttpServer}). */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
 /** Create an HTTP server for `app` (not yet listening); HTTPS when `options.tls` is given. */
 export function createHttpServer(app: Koa): Server;
 export function createHttpServer(app: Koa, options: HttpServerOptions): ApiServer;
@@ -70,6 +73,13 @@ export function createHttpServer(app: Koa, options: HttpServerOptions = {}): Api
     });
     server = httpsServer;
   }
+  // Node closes idle keep-alive connections after 5 s; a client or load balancer that keeps them
+  // longer (undici, most proxies: 60 s) then sends a request on a socket the server is closing and
+  // gets a reset instead of an answer. CFSSL (Go) never closes idle connections; 65 s outlasts the
+  // usual 60 s of load balancers while still reaping abandoned sockets. Headers must be allowed a
+  // little longer than the idle time, as Node requires.
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
     // Node's parser rejects unknown methods (e.g. `FOO`) and malformed requests before any handler
     // runs, with a bare 400; answer in the envelope like every other error.

@@ -34,12 +34,12 @@ export { defineTask, isTaskDefinition, resolveBuiltModule } from './task.js';
 export type { TaskDefinition, TaskInput, TaskOutput, TaskSpec } from './task.js';
 export { createInlineTaskRunner } from './task-runner.js';
 export type { InlineTaskRunnerOptions, RunTaskOptions, TaskRunner } from './task-runner.js';
-export { createWorkerPool, workerEntryUrl, withoutResolveConditions } from './worker-pool.js';
+export { createWorkerPool, workerEntryUrl, withoutResolveConditions, workerExecArgv } from './worker-pool.js';
 export type { WorkerPool, WorkerPoolOptions } from './worker-pool.js';
 export type { TaskOutcome, TaskRequest, WorkerSetup } from './worker-protocol.js';
 export { createLogger, REDACT_PATHS } from './logger.js';
 export type { CreateLoggerOptions, Logger, LogLevel } from './logger.js';
-export { createHttpServer, listen, closeHttpServer } from './http-server.js';
+export { createHttpServer, listen, closeHttpServer, KEEP_ALIVE_TIMEOUT_MS } from './http-server.js';
 export type { ApiServer, CloseHttpServerOptions, HttpServerOptions, ListeningAddress } from './http-server.js';
 export {
   checkTlsConfig,

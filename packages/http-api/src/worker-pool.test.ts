@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codedFailureTask, echoTask, gateTask, plainFailureTask } from '../test-fixtures/test-tasks.mjs';
 import { ServiceUnavailableError, UnknownTaskError } from './errors.js';
 import { defineTask } from './task.js';
-import { createWorkerPool, withoutResolveConditions } from './worker-pool.js';
+import { createWorkerPool, withoutResolveConditions, workerExecArgv } from './worker-pool.js';
 import type { WorkerPool } from './worker-pool.js';
 
 function openGate(gate: SharedArrayBuffer): void {
@@ -102,5 +102,26 @@ describe('withoutResolveConditions', () => {
         '--enable-source-maps',
       ]),
     ).toEqual(['--require', 'x.cjs', '--enable-source-maps']);
+  });
+});
+
+describe('workerExecArgv', () => {
+  it('drops per-process flags a Worker refuses (they already apply to the whole process) and keeps the rest', () => {
+    expect(workerExecArgv(['--perf-basic-prof', '--no-warnings', '--max-semi-space-size=4', '--enable-source-maps', '--conditions', 'x'])).toEqual([
+      '--no-warnings',
+      '--enable-source-maps',
+    ]);
+  });
+
+  it('keeps failing on flags that are wrong, not merely per-process', () => {
+    expect(() => workerExecArgv(['--cpu-prof-dir=/tmp/never'])).toThrow(/must be used with --cpu-prof/);
+  });
+
+  it('tries nothing when there are no flags', () => {
+    expect(workerExecArgv([])).toEqual([]);
+  });
+
+  it('drops a lone per-process flag', () => {
+    expect(workerExecArgv(['--trace-gc'])).toEqual([]);
   });
 });

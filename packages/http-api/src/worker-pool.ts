@@ -7,6 +7,7 @@
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { fromErrorPayload } from '@certsmith/x509-core';
 import { Piscina } from 'piscina';
 import { ServiceUnavailableError, UnknownTaskError, WorkerCrashedError } from './errors.js';
@@ -83,6 +84,33 @@ export function withoutResolveConditions(execArgv: readonly string[]): string[] 
 }
 
 /**
+ * Node flags a worker thread can take: {@link withoutResolveConditions}, minus the per-process flags
+ * Node refuses in a Worker's `execArgv` (`--perf-basic-prof`, `--max-semi-space-size`, `--trace-gc`,
+ * `--v8-pool-size`…). Those already apply to the whole process, workers included; passed again they
+ * would make every worker fail to start (`ERR_WORKER_INVALID_EXEC_ARGV`), so `node
+ * --perf-basic-prof certsmith serve` could not serve. Node has no API that lists them: the list is
+ * tried once on a Worker that is stopped at once, and the flags its error names are dropped. Most
+ * servers run with no flags, and then nothing is tried.
+ */
+export function workerExecArgv(execArgv: readonly string[]): string[] {
+  const kept = withoutResolveConditions(execArgv);
+  if (kept.length === 0) return kept;
+  try {
+    const probe = new Worker('', { eval: true, execArgv: kept, stdout: true, stderr: true });
+    void probe.terminate();
+    return kept;
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'ERR_WORKER_INVALID_EXEC_ARGV') throw error;
+    // Node's text: `Initiated Worker with invalid execArgv flags: --a, --b`.
+    const listed = /flags: (.*)$/.exec((error as Error).message)?.[1]?.split(', ') ?? [];
+    // Anything else in the text (`--cpu-prof-dir must be used with --cpu-prof`) is a real mistake.
+    if (listed.length === 0 || !listed.every((flag) => kept.includes(flag))) throw error;
+    const refused = new Set(listed);
+    return kept.filter((arg) => !refused.has(arg));
+  }
+}
+
+/**
  * Start a pool of `size` workers for `tasks`. Fails fast when the built worker entry is missing
  * (run `npm run build` first: workers cannot run TypeScript).
  */
@@ -119,7 +147,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     maxQueue: Infinity,
     closeTimeout: options.closeTimeoutMs ?? 10_000,
     workerData,
-    execArgv: withoutResolveConditions(process.execArgv),
+    execArgv: workerExecArgv(process.execArgv),
     // A small young generation: tasks make short-lived garbage, and loading the trust data makes a
     // lot of it at once; V8's default (up to 16 MiB per semi-space) would keep ~20 MB more RSS per
     // worker committed for no measurable speed-up (scavenges of a few MiB are sub-millisecond).
