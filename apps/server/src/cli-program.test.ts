@@ -35,6 +35,16 @@ describe('normalizeCfsslFlags', () => {
   });
 });
 
+describe('serve --key-pool', () => {
+  it('parses per-spec sizes', async () => {
+    await expect(parseServe(['--key-pool', 'rsa-2048=64, ecdsa-256=8'])).resolves.toMatchObject({ keyPool: { 'rsa-2048': 64, 'ecdsa-256': 8 } });
+  });
+
+  it.each(['rsa-1024=4', 'rsa-2048', 'dsa-1024=2', 'rsa-2048=-1', 'rsa-2048=1,rsa-2048=2'])('refuses %s as a usage error', async (value) => {
+    await expect(parseServe(['--key-pool', value])).rejects.toMatchObject({ code: 'commander.invalidArgument' });
+  });
+});
+
 describe('createProgram serve', () => {
   it('maps every flag to ServerOptionsInput', async () => {
     await expect(

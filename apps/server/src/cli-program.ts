@@ -5,6 +5,7 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseMinTlsVersion } from '@certsmith/http-api';
+import { parseKeyPoolSizes } from '@certsmith/issuer';
 import type { LogLevel, MinTlsVersion } from '@certsmith/http-api';
 import { parseEndpointList } from './server-options.js';
 import type { ServerOptionsInput } from './server-options.js';
@@ -79,6 +80,7 @@ export const SERVE_FLAGS: readonly string[] = [
   'signer-timeout',
   'metrics-address',
   'allow-private-networks',
+  'key-pool',
   'help',
   'version',
 ];
@@ -143,6 +145,11 @@ export function createProgram(handlers: CliHandlers): Command {
     .option('--signer-timeout <ms>', 'longest a signer call may take before the request fails with 2500 (default: 30000)', integerParser(1, 2_147_483_647))
     .option('--metrics-address <host:port>', 'serve Prometheus /metrics on this address instead of the API port (e.g. 127.0.0.1:9100)')
     .option('--allow-private-networks', 'let AIA and domain bundling fetch from private, loopback and link-local addresses (refused by default)')
+    .option(
+      '--key-pool <specs>',
+      'keep pre-generated keys ready, filled while workers are idle, each used once, never stored, e.g. rsa-2048=64,ecdsa-256=32 (default: none)',
+      keyPoolParser,
+    )
     .allowExcessArguments(false)
     .action(async (flags: ServeFlags) => {
       await handlers.serve(toServerOptionsInput(flags));
@@ -184,6 +191,16 @@ interface ServeFlags {
   signerTimeout?: number;
   metricsAddress?: string;
   allowPrivateNetworks?: boolean;
+  keyPool?: Record<string, number>;
+}
+
+/** `--key-pool` value → sizes; a usage error (exit 1) naming the bad entry otherwise. */
+function keyPoolParser(value: string): Record<string, number> {
+  try {
+    return parseKeyPoolSizes(value);
+  } catch (error) {
+    throw new InvalidArgumentError(error instanceof Error ? error.message : String(error));
+  }
 }
 
 function toServerOptionsInput(flags: ServeFlags): ServerOptionsInput {
@@ -211,5 +228,6 @@ function toServerOptionsInput(flags: ServeFlags): ServerOptionsInput {
   if (flags.signerTimeout !== undefined) input.signerTimeoutMs = flags.signerTimeout;
   if (flags.metricsAddress !== undefined) input.metricsAddress = flags.metricsAddress;
   if (flags.allowPrivateNetworks === true) input.allowPrivateNetworks = true;
+  if (flags.keyPool !== undefined) input.keyPool = flags.keyPool;
   return input;
 }

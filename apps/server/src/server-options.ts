@@ -71,6 +71,11 @@ export interface ServerOptions {
   allowPrivateNetworks: boolean;
   /** Non-public ranges those fetches may reach anyway (config file `"allowCidrs"`). */
   allowCidrs: string[];
+  /**
+   * Pre-generated keys kept ready per key spec, for the whole server (`--key-pool rsa-2048=64`),
+   * split evenly over the workers and filled while they are idle. Empty: no pool.
+   */
+  keyPool: Record<string, number>;
 }
 
 /** Input to {@link resolveServerOptions}: any subset; relative paths resolve against the cwd. */
@@ -145,6 +150,7 @@ export async function resolveServerOptions(
     signerTimeoutMs: input.signerTimeoutMs ?? DEFAULT_SIGNER_TIMEOUT_MS,
     allowPrivateNetworks: input.allowPrivateNetworks === true,
     allowCidrs: [...(input.allowCidrs ?? [])],
+    keyPool: { ...(input.keyPool ?? {}) },
   };
   checkInteger('--port', options.port, 0, 65_535);
   checkInteger('--workers', options.workers, 1, 1024);

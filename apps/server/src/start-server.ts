@@ -133,6 +133,7 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
       maxQueue: options.maxQueue,
       // Local-key signers are recreated in every worker, so newcert issues there end to end.
       signers: workerSignerSpecs(registry.directory.entries),
+      keyPool: options.keyPool,
       onError: (error) => logger.error({ err: error }, 'worker pool error'),
     });
   } catch (error) {

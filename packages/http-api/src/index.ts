@@ -34,7 +34,7 @@ export { defineTask, isTaskDefinition, resolveBuiltModule } from './task.js';
 export type { TaskDefinition, TaskInput, TaskOutput, TaskSpec } from './task.js';
 export { createInlineTaskRunner } from './task-runner.js';
 export type { InlineTaskRunnerOptions, RunTaskOptions, TaskRunner } from './task-runner.js';
-export { createWorkerPool, workerEntryUrl, withoutResolveConditions, workerExecArgv } from './worker-pool.js';
+export { createWorkerPool, workerEntryUrl, withoutResolveConditions, workerExecArgv, perWorkerKeyPool } from './worker-pool.js';
 export type { WorkerPool, WorkerPoolOptions } from './worker-pool.js';
 export type { TaskOutcome, TaskRequest, WorkerSetup } from './worker-protocol.js';
 export { createLogger, REDACT_PATHS } from './logger.js';
@@ -79,6 +79,10 @@ export {
   workerSignerSpecs,
   workerSigning,
   provideWorkerSigners,
+  startWorkerKeyPool,
+  workerKeySource,
+  workerKeyPool,
+  stopWorkerKeyPool,
   selectSigningProfile,
   signOnRoute,
   signsLocally,

@@ -43,6 +43,11 @@ export interface WorkerPoolOptions {
    * certificates are then issued entirely in the workers. Cloned once per worker at start.
    */
   signers?: readonly WorkerSignerSpec[];
+  /**
+   * Pre-generated keys for the whole pool, per key spec name (`rsa-2048`: 64), split evenly over
+   * the workers (rounded up) and made while a worker has no task.
+   */
+  keyPool?: Readonly<Record<string, number>>;
 }
 
 /** Default young generation limit of each worker thread, MiB (semi-spaces of 4 MiB). */
@@ -110,6 +115,14 @@ export function workerExecArgv(execArgv: readonly string[]): string[] {
   }
 }
 
+/** Each worker's share of a pool-wide key pool (rounded up); null when no spec has keys. */
+export function perWorkerKeyPool(sizes: Readonly<Record<string, number>> | undefined, workers: number): Record<string, number> | null {
+  if (sizes === undefined) return null;
+  const share: Record<string, number> = {};
+  for (const [spec, size] of Object.entries(sizes)) if (size > 0) share[spec] = Math.ceil(size / workers);
+  return Object.keys(share).length > 0 ? share : null;
+}
+
 /**
  * Start a pool of `size` workers for `tasks`. Fails fast when the built worker entry is missing
  * (run `npm run build` first: workers cannot run TypeScript).
@@ -137,7 +150,12 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   if (!existsSync(filename)) {
     throw new Error(`worker entry ${filename} does not exist; build the workspace first (npm run build)`);
   }
-  const workerData: WorkerSetup = { taskModules, ...(options.signers && options.signers.length > 0 ? { signers: options.signers } : {}) };
+  const keyPool = perWorkerKeyPool(options.keyPool, size);
+  const workerData: WorkerSetup = {
+    taskModules,
+    ...(options.signers && options.signers.length > 0 ? { signers: options.signers } : {}),
+    ...(keyPool !== null ? { keyPool } : {}),
+  };
   const piscina = new Piscina({
     filename,
     minThreads: size,
@@ -147,6 +165,12 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     maxQueue: Infinity,
     closeTimeout: options.closeTimeoutMs ?? 10_000,
     workerData,
+    // Tasks reach workers as plain messages. With Piscina's default ('sync': an idle worker parks in
+    // Atomics.wait and drains its port itself) a task now and then was never picked up under
+    // sustained load (newcert at c=16: one in ~10,000 stuck until the task timeout, and with it
+    // the worker); 'disabled' never lost one in the same runs, costs no measurable CPU, and lets an
+    // idle worker's event loop run, which the key pool needs to refill between tasks.
+    atomics: 'disabled',
     execArgv: workerExecArgv(process.execArgv),
     // A small young generation: tasks make short-lived garbage, and loading the trust data makes a
     // lot of it at once; V8's default (up to 16 MiB per semi-space) would keep ~20 MB more RSS per

@@ -11,6 +11,8 @@ export interface WorkerSetup {
   taskModules: Record<string, string>;
   /** Signers the workers recreate for themselves (see `issue/worker-signers.ts`). */
   signers?: readonly WorkerSignerSpec[];
+  /** This worker's share of the server's key pool (`--key-pool`), per key spec name. */
+  keyPool?: Record<string, number>;
 }
 
 /** One task to run. */

@@ -8,17 +8,22 @@
  */
 import { workerData } from 'node:worker_threads';
 import { toErrorPayload } from '@certsmith/x509-core';
+import { startWorkerKeyPool } from './issue/worker-key-pool.js';
 import { isTaskDefinition } from './task.js';
+import { trackTask } from './worker-activity.js';
 import type { TaskDefinition } from './task.js';
 import type { TaskOutcome, TaskRequest, WorkerSetup } from './worker-protocol.js';
 
 const loaded = new Map<string, Promise<TaskDefinition>>();
 
+// A configured key pool starts filling as soon as the thread is up, before any request arrives.
+startWorkerKeyPool();
+
 /** Run one task request; never throws (failures come back as `{ ok: false, error }`). */
 export default async function runTaskRequest(request: TaskRequest): Promise<TaskOutcome> {
   try {
     const task = await loadTask(request.task);
-    return { ok: true, result: await task.run(request.input) };
+    return { ok: true, result: await trackTask(async () => task.run(request.input)) };
   } catch (error) {
     const outcome: TaskOutcome = { ok: false, error: toErrorPayload(error) };
     if (error instanceof Error && error.stack !== undefined) outcome.stack = error.stack;

@@ -4,7 +4,7 @@
  */
 import { threadId } from 'node:worker_threads';
 import { CertificateDecodeError } from '@certsmith/x509-core';
-import { defineTask } from '@certsmith/http-api';
+import { defineTask, workerKeyPool } from '@certsmith/http-api';
 
 /** Returns its input and the thread it ran on. */
 export const echoTask = defineTask({
@@ -42,4 +42,11 @@ export const gateTask = defineTask({
     Atomics.wait(new Int32Array(gate), 0, 0, timeoutMs);
     return { opened: Atomics.load(new Int32Array(gate), 0) === 1 };
   },
+});
+
+/** This worker's key pool counters (`--key-pool`), or null without a pool. */
+export const keyPoolStatsTask = defineTask({
+  name: 'test.key-pool-stats',
+  module: import.meta.url,
+  run: () => workerKeyPool()?.stats() ?? null,
 });

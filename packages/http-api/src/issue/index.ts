@@ -25,3 +25,4 @@ export type { CsrFactsTaskInput } from './csr-facts-task.js';
 export { decodeInfoRequest, peekAuthenticatedLabel } from './go-body.js';
 export type { InfoRequest } from './go-body.js';
 export { UnknownLabelError, SignerTimeoutError } from './errors.js';
+export { startWorkerKeyPool, workerKeySource, workerKeyPool, stopWorkerKeyPool } from './worker-key-pool.js';

@@ -4,8 +4,9 @@
  * facts, so the main thread only builds the certificate and makes the one signer call.
  */
 import type { CertificateRequest, CsrFacts, Sums } from '@certsmith/issuer';
-import { generateKeyAndCsr, generateKeyInThread } from '@certsmith/issuer';
+import { generateKeyAndCsr } from '@certsmith/issuer';
 import { defineTask } from '../task.js';
+import { workerKeySource } from './worker-key-pool.js';
 
 /** Input of {@link keyAndCsrTask}. */
 export interface KeyAndCsrTaskInput {
@@ -36,7 +37,7 @@ export const keyAndCsrTask = defineTask({
   module: import.meta.url,
   async run(input: KeyAndCsrTaskInput): Promise<KeyAndCsrTaskOutput> {
     // A worker runs one task at a time: generate EC/Ed25519 keys right here (no thread-pool hop).
-    const generated = await generateKeyAndCsr(input.request, { keySource: generateKeyInThread });
+    const generated = await generateKeyAndCsr(input.request, { keySource: workerKeySource() });
     const output: KeyAndCsrTaskOutput = {
       privateKeyPem: generated.privateKeyPem,
       csrPem: generated.csrPem,
