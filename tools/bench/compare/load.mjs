@@ -9,7 +9,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
-import { readCpuMs, sampleRss } from './servers.mjs';
+import { readCpuMs, readMachineCpu, sampleRss } from './servers.mjs';
 
 /**
  * A keep-alive connection pool to one server. One per server for the whole run: at concurrency c
@@ -99,6 +99,7 @@ export async function runRound({ client, path, bodies, concurrency, durationMs, 
   let next = 0;
   const rss = sampleRss(pid);
   const cpuBefore = readCpuMs(pid);
+  const machineBefore = readMachineCpu();
   const clientBefore = process.cpuUsage();
   const started = performance.now();
   const deadline = started + durationMs;
@@ -122,6 +123,7 @@ export async function runRound({ client, path, bodies, concurrency, durationMs, 
 
   const elapsedMs = performance.now() - started;
   const cpuMs = readCpuMs(pid) - cpuBefore;
+  const machineAfter = readMachineCpu();
   const clientCpu = process.cpuUsage(clientBefore);
   const peakRssBytes = rss.stop();
   latencies.sort((a, b) => a - b);
@@ -138,6 +140,7 @@ export async function runRound({ client, path, bodies, concurrency, durationMs, 
     peakRssBytes,
     cpuMsPerRequest: latencies.length + errors > 0 ? cpuMs / (latencies.length + errors) : NaN,
     clientCores: (clientCpu.user + clientCpu.system) / 1000 / elapsedMs,
+    stealPercent: (100 * (machineAfter.steal - machineBefore.steal)) / (machineAfter.total - machineBefore.total),
   };
 }
 
@@ -158,6 +161,7 @@ export function summarise(rounds) {
     p99Ms: pick('p99Ms'),
     cpuMsPerRequest: pick('cpuMsPerRequest'),
     clientCores: pick('clientCores'),
+    stealPercent: maxOrNaN(rounds.map((round) => round.stealPercent)),
     peakRssBytes: maxOrNaN(rounds.map((round) => round.peakRssBytes)),
     ok: rounds.reduce((sum, round) => sum + round.ok, 0),
     errors: rounds.reduce((sum, round) => sum + round.errors, 0),

@@ -74,7 +74,7 @@ export function formatLoadTable(cells) {
       const r = cell.results[side];
       if (!r) continue;
       if (!r.available) {
-        rows.push([cell.title, String(cell.concurrency), side, r.reason, '', '', '', '', '', '']);
+        rows.push([cell.title, String(cell.concurrency), side, r.reason, '', '', '', '', '', '', '']);
         continue;
       }
       rows.push([
@@ -88,10 +88,12 @@ export function formatLoadTable(cells) {
         formatErrors(r),
         mb(r.peakRssBytes),
         ms(r.cpuMsPerRequest),
+        fixed(r.stealPercent, 0),
       ]);
     }
   }
-  return table(['operation', 'c', 'server', 'req/s', 'p50 ms', 'p95 ms', 'p99 ms', 'errors', 'peak RSS MB', 'CPU ms/req'], rows, 3);
+  // Steal: the highest share of the machine's CPU time the hypervisor took away during a round.
+  return table(['operation', 'c', 'server', 'req/s', 'p50 ms', 'p95 ms', 'p99 ms', 'errors', 'peak RSS MB', 'CPU ms/req', 'max steal %'], rows, 3);
 }
 
 /** certsmith ÷ CFSSL per operation and concurrency (req/s: higher is better; latency, RSS, CPU: lower). */
