@@ -208,6 +208,8 @@ export function createAiaFetcher(options: AiaFetcherOptions = {}): AiaFetcher {
     } catch (error) {
       throw new AiaFetchError(`invalid CA Issuers URL ${JSON.stringify(href)}`, { cause: error, reason: 'invalid_url' });
     }
+    // Loading undici (first fetch only) is not the remote's time: start the clock after it.
+    await loadAgents();
     const signal = AbortSignal.timeout(timeoutMs);
     for (let hop = 0; ; hop++) {
       if (url.protocol !== 'http:' && url.protocol !== 'https:') {
