@@ -10,11 +10,12 @@
  * fetches. Both ends `unref()` their channel, so counting never keeps a process or a worker alive.
  *
  * Batching: increments accumulate and are posted together, never one message per fetch. The task
- * that counted calls {@link WorkerMetricsReporter.flush} when it ends (the bundle task does), because
- * Piscina parks an idle worker in `Atomics.wait`, where no timer runs: a timer alone would hold the
- * counts of an idle worker until its next task. The timer ({@link WORKER_METRICS_FLUSH_MS}) still
- * bounds the delay inside a long task and wherever the event loop runs freely (inline runner). So a
- * worker posts at most one batch per task that touched AIA, plus one per interval of a long task.
+ * that counted calls {@link WorkerMetricsReporter.flush} when it ends (the bundle task does), so its
+ * counts are visible to the next scrape at once and do not depend on how the pool parks idle
+ * workers (Piscina's `atomics: 'sync'` mode runs no timer between tasks; the server's pool uses
+ * message-based dispatch, where timers do run). The timer ({@link WORKER_METRICS_FLUSH_MS}) bounds
+ * the delay inside a long task. So a worker posts at most one batch per task that touched AIA, plus
+ * one per interval of a long task.
  * Increments of a worker terminated mid-task (shutdown, a task timeout) are lost, which a counter
  * scraped every few seconds can afford.
  */
