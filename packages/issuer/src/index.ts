@@ -103,6 +103,7 @@ export {
   generateKeyAndCsr,
   issueNewCertificate,
   signCertificateRequest,
+  signOverridesOf,
   assertUnauthenticatedSigningAllowed,
   authenticateSignRequest,
   signerInfo,

@@ -10,7 +10,7 @@ import { BadRequestError, CertsmithError, DerReader, ErrorCode, decodePemBlock, 
 import { verifyAuthenticatedRequest } from './auth-token.js';
 import type { CertificateRequest, SignBody } from './certificate-request.js';
 import { decodeSignRequest } from './certificate-request.js';
-import type { CsrFacts } from './certificate-template.js';
+import type { CsrFacts, SignOverrides } from './certificate-template.js';
 import { issueCertificate, sanListFromParsed } from './certificate-template.js';
 import type { CsrTemplate } from './csr.js';
 import { createCsr, csrExtensions } from './csr.js';
@@ -257,7 +257,13 @@ export async function signCertificateRequest(request: SignRequest, signer: Signe
     sans: sanListFromParsed(csr.subjectAltNames),
     extensions: csr.extensions,
   };
-  const issued = await issueCertificate(context, policy, profile, facts, {
+  const issued = await issueCertificate(context, policy, profile, facts, signOverridesOf(request));
+  return { certificatePem: issued.pem, certificateDer: issued.der };
+}
+
+/** What a sign request changes in the certificate its CSR would give (CFSSL's SignRequest fields). */
+export function signOverridesOf(request: SignRequest): SignOverrides {
+  return {
     hosts: request.hosts,
     subject: request.subject,
     serial: request.serial,
@@ -265,8 +271,7 @@ export async function signCertificateRequest(request: SignRequest, signer: Signe
     crlOverride: request.crl_override,
     notBefore: request.NotBefore,
     notAfter: request.NotAfter,
-  });
-  return { certificatePem: issued.pem, certificateDer: issued.der };
+  };
 }
 
 /**

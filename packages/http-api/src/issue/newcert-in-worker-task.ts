@@ -4,11 +4,11 @@
  * (see `worker-signers.ts`). The main thread decodes the request, checks label and profile, and
  * writes the answer; one thread hop per request instead of a hop plus issuance on the event loop.
  */
-import { computeSums, generateKeyAndCsr, issueCertificate, selectProfile } from '@certsmith/issuer';
+import { computeSums, generateKeyAndCsr } from '@certsmith/issuer';
 import type { CertificateRequest, Sums } from '@certsmith/issuer';
 import { defineTask } from '../task.js';
 import { workerKeySource } from './worker-key-pool.js';
-import { timedSigner, workerSigning } from './worker-signers.js';
+import { issueWithWorkerSigner } from './worker-signers.js';
 
 /** Input of {@link newcertInWorkerTask}. */
 export interface NewcertInWorkerInput {
@@ -39,19 +39,15 @@ export const newcertInWorkerTask = defineTask({
   name: 'issue.newcert-in-worker',
   module: import.meta.url,
   async run(input: NewcertInWorkerInput): Promise<NewcertInWorkerOutput> {
-    const signing = await workerSigning(input.label);
-    const profile = selectProfile(signing.policy, input.profile);
     const generated = await generateKeyAndCsr(input.request, { keySource: workerKeySource() });
-    const timing = { seconds: 0 };
-    const context = { ...signing.context, signer: timedSigner(signing.signer, timing) };
-    const issued = await issueCertificate(context, signing.policy, profile, generated.facts);
+    const issued = await issueWithWorkerSigner(input.label, input.profile, generated.facts);
     return {
       privateKeyPem: generated.privateKeyPem,
       csrPem: generated.csrPem,
       csrSums: generated.sums.certificate_request,
       certificatePem: issued.pem,
       certificateSums: computeSums(issued.der),
-      signSeconds: timing.seconds,
+      signSeconds: issued.signSeconds,
     };
   },
 });

@@ -4,13 +4,12 @@
  * with the request's overrides, sign it — in one worker task. The main thread only decodes the
  * request and checks label, profile and token.
  */
-import { issueCertificate, selectProfile } from '@certsmith/issuer';
+import { signOverridesOf } from '@certsmith/issuer';
 import type { SignRequest } from '@certsmith/signer-api';
 import { parseCertificateRequest } from '@certsmith/x509-core';
 import { defineTask } from '../task.js';
 import { csrFactsOf } from './csr-facts.js';
-import { signOverridesOf } from './signing.js';
-import { timedSigner, workerSigning } from './worker-signers.js';
+import { issueWithWorkerSigner } from './worker-signers.js';
 
 /** Input of {@link signInWorkerTask}. */
 export interface SignInWorkerInput {
@@ -37,12 +36,8 @@ export const signInWorkerTask = defineTask({
   name: 'issue.sign-in-worker',
   module: import.meta.url,
   async run(input: SignInWorkerInput): Promise<SignInWorkerOutput> {
-    const signing = await workerSigning(input.label);
-    const profile = selectProfile(signing.policy, input.profile);
     const facts = csrFactsOf(parseCertificateRequest(input.request.certificate_request));
-    const timing = { seconds: 0 };
-    const context = { ...signing.context, signer: timedSigner(signing.signer, timing) };
-    const issued = await issueCertificate(context, signing.policy, profile, facts, signOverridesOf(input.request));
-    return { certificatePem: issued.pem, signSeconds: timing.seconds };
+    const issued = await issueWithWorkerSigner(input.label, input.profile, facts, signOverridesOf(input.request));
+    return { certificatePem: issued.pem, signSeconds: issued.signSeconds };
   },
 });

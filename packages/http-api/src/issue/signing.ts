@@ -8,8 +8,8 @@
  * thread. The CPU-heavy parts (key generation, CSR parsing and signature checks) run in worker
  * tasks before this step and arrive here as plain facts.
  */
-import { getIssuerContext, issueCertificate, selectProfile, signCertificateRequest } from '@certsmith/issuer';
-import type { CsrFacts, SignOverrides, SigningProfile } from '@certsmith/issuer';
+import { getIssuerContext, issueCertificate, selectProfile, signCertificateRequest, signOverridesOf } from '@certsmith/issuer';
+import type { CsrFacts, SigningProfile } from '@certsmith/issuer';
 import type { SignRequest } from '@certsmith/signer-api';
 import { BadRequestError, ErrorCode } from '@certsmith/x509-core';
 import { SignerTimeoutError } from './errors.js';
@@ -101,19 +101,6 @@ async function signOnRouteUnbounded(route: SignerRoute, input: SigningInput): Pr
   const context = await getIssuerContext(route.signer);
   const issued = await issueCertificate(context, route.policy, input.profile, input.facts, signOverridesOf(input.request));
   return { certificatePem: issued.pem, certificateDer: issued.der };
-}
-
-/** What a sign request changes in the certificate its CSR would give (CFSSL's SignRequest fields). */
-export function signOverridesOf(request: SignRequest): SignOverrides {
-  return {
-    hosts: request.hosts,
-    subject: request.subject,
-    serial: request.serial,
-    extensions: request.extensions,
-    crlOverride: request.crl_override,
-    notBefore: request.NotBefore,
-    notAfter: request.NotAfter,
-  };
 }
 
 /** True when the route's signer is recreated in the workers, so a whole issuance can run there. */

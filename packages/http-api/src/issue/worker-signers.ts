@@ -12,8 +12,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { workerData } from 'node:worker_threads';
-import { getIssuerContext } from '@certsmith/issuer';
-import type { IssuerContext, SigningPolicy } from '@certsmith/issuer';
+import { getIssuerContext, issueCertificate, selectProfile } from '@certsmith/issuer';
+import type { CsrFacts, IssuerContext, SignOverrides, SigningPolicy } from '@certsmith/issuer';
 import { createSigner, createSignerContext } from '@certsmith/signer-api';
 import type { SignatureAlgorithm, Signer } from '@certsmith/signer-api';
 import { resolveBuiltModule } from '../task.js';
@@ -116,4 +116,25 @@ export function timedSigner(signer: Signer, timing: { seconds: number }): Signer
       }
     },
   };
+}
+
+/** A certificate issued by this thread's copy of a signer. */
+export interface IssuedInWorker {
+  pem: string;
+  der: Uint8Array;
+  /** Time the one CA signature took, for the signer metrics of the main thread. */
+  signSeconds: number;
+}
+
+/**
+ * Issue a certificate for `facts` under profile `profileName` (`''` → default) with this thread's
+ * copy of the signer of `label`: the step newcert and sign share once their CSR facts are known.
+ */
+export async function issueWithWorkerSigner(label: string, profileName: string, facts: CsrFacts, overrides: SignOverrides = {}): Promise<IssuedInWorker> {
+  const signing = await workerSigning(label);
+  const profile = selectProfile(signing.policy, profileName);
+  const timing = { seconds: 0 };
+  const context = { ...signing.context, signer: timedSigner(signing.signer, timing) };
+  const issued = await issueCertificate(context, signing.policy, profile, facts, overrides);
+  return { pem: issued.pem, der: issued.der, signSeconds: timing.seconds };
 }
