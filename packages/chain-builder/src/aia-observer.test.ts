@@ -19,6 +19,9 @@ const routes = new Map<string, (res: ServerResponse) => void>([
   ['/big.cer', (res) => res.end(new Uint8Array(8192))],
   ['/loop', (res) => res.writeHead(302, { location: '/loop' }).end()],
   ['/slow.cer', (res) => void setTimeout(() => res.end(inter.der), 300).unref()],
+  // Far beyond the failure test's timeout, which itself leaves every other fetch ample time even on
+  // a starved CI machine (a 100 ms budget once timed out the very first loopback fetch there).
+  ['/very-slow.cer', (res) => void setTimeout(() => res.end(inter.der), 10_000).unref()],
 ]);
 let server: Server;
 let base = '';
@@ -71,13 +74,13 @@ describe('createAiaFetcher observer', () => {
   });
 
   it('reports each failure with a bounded reason, and never caches it', async () => {
-    const seen = await observing({ timeoutMs: 100, maxResponseBytes: 4096, maxRedirects: 1 }, async (fetch) => {
+    const seen = await observing({ timeoutMs: 1_500, maxResponseBytes: 4096, maxRedirects: 1 }, async (fetch) => {
       await fetch(`${base}/missing.cer`);
       await fetch(`${base}/missing.cer`);
       await fetch(`${base}/garbage.cer`);
       await fetch(`${base}/big.cer`);
       await fetch(`${base}/loop`);
-      await fetch(`${base}/slow.cer`);
+      await fetch(`${base}/very-slow.cer`);
       await fetch('http://127.0.0.1:1/refused.cer');
       await fetch('ldap://example.com/cn=x');
       await fetch('not a url');
