@@ -12,6 +12,7 @@
  * request body (an AIA URL included) becomes a label.
  */
 import { createServer } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import type { Server } from 'node:http';
 import type { Signer, SignerEvent } from '@certsmith/signer-api';
 import { ErrorCode, isCodedError } from '@certsmith/x509-core';
@@ -191,21 +192,28 @@ export function createServerMetrics(options: ServerMetricsOptions = {}): ServerM
   poolGauge('certsmith_worker_pool_queue_depth', 'Tasks waiting for a free worker thread now.', (p) => Math.max(0, p.pending - p.size));
   poolGauge('certsmith_worker_pool_utilization', 'Busy worker threads / threads, 0 to 1, at scrape time.', (p) => (p.size > 0 ? Math.min(p.pending, p.size) / p.size : 0));
 
+  /** One finished signer call, made here or by a worker's copy of the signer: duration, count, failure. */
+  const recordSignerCall = (callLabels: { label: string; plugin: string; call: string }, seconds: number, failureCode: string | null): void => {
+    signerDuration.observe(callLabels, seconds);
+    signerCalls.inc(callLabels);
+    if (failureCode !== null) signerFailures.inc({ ...callLabels, code: failureCode });
+  };
+
   const instrumentSigner = (signer: Signer, labels: { label: string; plugin: string }): Signer => {
     const cache = new Map<PropertyKey, { source: unknown; wrapped: unknown }>();
     const timed = (call: string, method: (...args: unknown[]) => unknown) => {
       const callLabels = { label: labels.label, plugin: labels.plugin, call };
       return async (...args: unknown[]): Promise<unknown> => {
         signerInFlight.inc(labels);
-        const stop = signerDuration.startTimer(callLabels);
+        const started = performance.now();
+        let failureCode: string | null = null;
         try {
           return await method(...args);
         } catch (error) {
-          signerFailures.inc({ ...callLabels, code: isCodedError(error) ? String(error.code) : 'uncoded' });
+          failureCode = isCodedError(error) ? String(error.code) : 'uncoded';
           throw error;
         } finally {
-          stop();
-          signerCalls.inc(callLabels);
+          recordSignerCall(callLabels, (performance.now() - started) / 1000, failureCode);
           signerInFlight.dec(labels);
         }
       };
@@ -265,12 +273,8 @@ export function createServerMetrics(options: ServerMetricsOptions = {}): ServerM
           ...entry,
           signer: instrumentSigner(entry.signer, { label: entry.label, plugin: entry.pluginName ?? 'unknown' }),
           // Signatures made by the entry's worker copy (newcert issued in a worker).
-          observeWorkerSign: (seconds: number, ok: boolean) => {
-            const callLabels = { label: entry.label, plugin: entry.pluginName ?? 'unknown', call: 'sign' };
-            signerDuration.observe(callLabels, seconds);
-            signerCalls.inc(callLabels);
-            if (!ok) signerFailures.inc({ ...callLabels, code: String(ErrorCode.PrivateKeyUnavailable) });
-          },
+          observeWorkerSign: (seconds: number, ok: boolean) =>
+            recordSignerCall({ label: entry.label, plugin: entry.pluginName ?? 'unknown', call: 'sign' }, seconds, ok ? null : String(ErrorCode.PrivateKeyUnavailable)),
         })),
       );
     },
