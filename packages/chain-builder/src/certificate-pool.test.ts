@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseCertificate } from '@certsmith/x509-core';
 import { TestPki, chainPem } from '@certsmith/test-pki';
 import { CertificatePool } from './certificate-pool.js';
+import { certificatePublicKey, checkSignatureFrom, isSelfSigned, isSignatureChain } from './signature-check.js';
 import { loadCertificatePool } from './load-pool.js';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -55,6 +56,13 @@ describe('CertificatePool', () => {
     expect(pool.checkSignature(parseCertificate(rootB.der), issuer)).not.toBeNull();
   });
 
+  it('returns its own copy of a certificate with the same DER', () => {
+    const pool = new CertificatePool([parseCertificate(inter.der)]);
+    const pooled = pool.certificates()[0]!;
+    expect(pool.get(parseCertificate(inter.der))).toBe(pooled);
+    expect(pool.get(parseCertificate(cross.der))).toBeUndefined();
+  });
+
   it('knows certificates by their signature bytes', () => {
     const pool = new CertificatePool([parseCertificate(inter.der)]);
     expect(pool.hasSignature(parseCertificate(inter.der).signature)).toBe(true);
@@ -98,5 +106,40 @@ describe('loadCertificatePool', () => {
     const intermediates = await loadCertificatePool(`${TRUST}/int-bundle.crt`, 'intermediates');
     expect(roots.size).toBeGreaterThan(300);
     expect(intermediates.size).toBeGreaterThan(1200);
+  });
+});
+
+describe('signature checks of submitted certificates', () => {
+  it('reuses one KeyObject for re-parsed copies of a certificate (same SPKI)', () => {
+    const first = certificatePublicKey(parseCertificate(inter.der));
+    expect(first).not.toBeNull();
+    expect(certificatePublicKey(parseCertificate(inter.der))).toBe(first);
+    expect(certificatePublicKey(parseCertificate(rootA.der))).not.toBe(first);
+  });
+
+  it("uses the pool's cached result when the parent is a pool certificate, with the same answers", () => {
+    const pools = { roots: new CertificatePool([parseCertificate(rootA.der)]), intermediates: new CertificatePool([parseCertificate(inter.der)]) };
+    const pooledInter = pools.intermediates.certificates()[0]!;
+    const asked: Array<{ child: unknown; issuer: unknown }> = [];
+    const check = pools.intermediates.checkSignature.bind(pools.intermediates);
+    pools.intermediates.checkSignature = (child, issuer) => {
+      asked.push({ child, issuer });
+      return check(child, issuer);
+    };
+    const submitted = [parseCertificate(leaf.der), parseCertificate(inter.der)];
+    expect(isSignatureChain(submitted, pools)).toBe(true);
+    expect(asked).toHaveLength(1);
+    expect(asked[0]!.child).toBe(submitted[0]);
+    expect(asked[0]!.issuer).toBe(pooledInter);
+    // Same verdicts with and without the pools, wrong order included.
+    expect(isSignatureChain([...submitted].reverse(), pools)).toBe(false);
+    expect(isSignatureChain([...submitted].reverse())).toBe(false);
+    expect(checkSignatureFrom(parseCertificate(rootB.der), parseCertificate(inter.der), pools)).toBe(
+      checkSignatureFrom(parseCertificate(rootB.der), parseCertificate(inter.der)),
+    );
+    // A root in the pool is self-signed; an intermediate (signed by its root) is not.
+    expect(isSelfSigned(parseCertificate(rootA.der), pools)).toBe(true);
+    expect(isSelfSigned(parseCertificate(inter.der), pools)).toBe(false);
+    expect(isSelfSigned(parseCertificate(rootB.der), pools)).toBe(true);
   });
 });

@@ -101,6 +101,11 @@ export class CertificatePool {
     return this.#byFingerprint.has(certificateFingerprint(cert));
   }
 
+  /** The pool's own copy of `cert` (same DER), which carries the pool's caches; `undefined` if absent. */
+  get(cert: Certificate): Certificate | undefined {
+    return this.#byFingerprint.get(certificateFingerprint(cert));
+  }
+
   /** Whether a certificate with these signature bytes is in the pool (CFSSL's `KnownIssuers`). */
   hasSignature(signature: Uint8Array): boolean {
     return this.#signatures.has(bytesKey(signature));

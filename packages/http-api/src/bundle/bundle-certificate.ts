@@ -131,9 +131,9 @@ async function bundleParsed(
   const now = deps.now ?? new Date();
   let certs = [...input];
   // Doc 2.3: a reverse-ordered bundle is accepted when the reversed list is a signature chain.
-  if (certs.length > 1 && !isSignatureChain(certs)) {
+  if (certs.length > 1 && !isSignatureChain(certs, deps.pools)) {
     const reversed = [...certs].reverse();
-    if (isSignatureChain(reversed)) certs = reversed;
+    if (isSignatureChain(reversed, deps.pools)) certs = reversed;
   }
   const leaf = certs[0] as Certificate;
   assertKeyMatchesCertificate(key, leaf);
@@ -142,12 +142,12 @@ async function bundleParsed(
   let chain: Certificate[];
   if (force) {
     // Force only checks that the list is a signature chain (no time/trust/self-signed checks).
-    if (!isSignatureChain(certs)) {
+    if (!isSignatureChain(certs, deps.pools)) {
       throw new CertsmithError(ErrorCode.CertificateVerifyFailed, 'Unable to verify the certificate chain');
     }
     chain = certs;
   } else {
-    if (isSelfSigned(leaf)) throw new SelfSignedCertificateError();
+    if (isSelfSigned(leaf, deps.pools)) throw new SelfSignedCertificateError();
     const verified = await resolveChains(certs, deps.pools, {
       now,
       fetcher: deps.aia,
