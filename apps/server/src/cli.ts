@@ -23,6 +23,9 @@ async function serve(input: ServerOptionsInput): Promise<void> {
     // 1: usage (flags, unreadable flag files); 2: the config file or a signer cannot be loaded.
     process.exit(startupExitCode(error));
   }
+  // The JSON log is written asynchronously: let the start-up lines out first, so the plain line
+  // stays the last line of start-up (scripts wait for it).
+  await new Promise<void>((resolve) => server.logger.flush(() => resolve()));
   process.stdout.write(`certsmith listening on ${server.url}\n`);
 
   const running = server;

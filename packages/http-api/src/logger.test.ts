@@ -1,5 +1,10 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from './logger.js';
+
+/** The built logger module: a child `node` process runs plain JavaScript. */
+const BUILT_LOGGER = fileURLToPath(new URL('../dist/logger.js', import.meta.url));
 
 describe('createLogger', () => {
   it('redacts private keys, PINs, tokens and auth keys wherever they appear', () => {
@@ -27,4 +32,21 @@ describe('createLogger', () => {
     createLogger({ level: 'warn', destination: { write: (line: string) => void lines.push(line) } }).warn('hello');
     expect(JSON.parse(lines[0]!)).toMatchObject({ level: 40, msg: 'hello', time: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
   });
+
+  it('writes stdout asynchronously yet loses no line when the process exits right after logging', () => {
+    // 2,000 lines, then process.exit() with no chance for the event loop to write them: pino's
+    // exit hook must flush the pending lines synchronously.
+    const script = `
+      const { createLogger } = await import(${JSON.stringify(BUILT_LOGGER)});
+      const logger = createLogger();
+      for (let i = 0; i < 2000; i++) logger.info({ i }, 'line');
+      process.exit(0);
+    `;
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+    expect(child.status).toBe(0);
+    const lines = child.stdout.trim().split('\n').map((line) => JSON.parse(line) as { i: number });
+    expect(lines).toHaveLength(2000);
+    expect(lines.map((line) => line.i)).toEqual(Array.from({ length: 2000 }, (_, i) => i));
+  });
 });
+

@@ -45,13 +45,33 @@ export const REDACT_PATHS: readonly string[] = [
 export interface CreateLoggerOptions {
   /** Minimum level; default `info`. */
   level?: LogLevel;
-  /** Where lines go; default stdout. Tests pass a stream to capture lines. */
+  /**
+   * Where lines go; default stdout, written asynchronously (see {@link createLogger}). Tests pass a
+   * stream to capture lines.
+   */
   destination?: DestinationStream;
   /** Fields added to every line (e.g. `{ service: 'certsmith' }`). */
   base?: Record<string, unknown>;
 }
 
-/** Create the server logger: JSON lines, ISO timestamps, secrets redacted. */
+/**
+ * Most log output held while stdout does not drain (a stalled pipe): beyond it lines are dropped
+ * rather than letting memory grow without bound. The synchronous default blocked the event loop
+ * instead.
+ */
+const MAX_PENDING_LOG_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Create the server logger: JSON lines, ISO timestamps, secrets redacted.
+ *
+ * Without a `destination`, lines go to stdout through an asynchronous pino destination: a line is
+ * written at once when no write is in flight, and lines that arrive meanwhile are written together
+ * with the next write. pino's default (one synchronous `write(2)` per line) cost the event loop
+ * ≈60–80 µs per request under load — 15% of its work for a bundle request. Pending lines are
+ * flushed synchronously when the process exits (pino registers that for its own destinations).
+ * `minLength: 1` writes as eagerly as 0 (every line is longer than one byte) but makes
+ * `logger.flush(callback)` wait until the pending lines are written; with 0 it calls back at once.
+ */
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const loggerOptions: LoggerOptions = {
     level: options.level ?? 'info',
@@ -60,5 +80,5 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
     redact: { paths: [...REDACT_PATHS], censor: '[redacted]' },
     serializers: { err: pino.stdSerializers.err },
   };
-  return options.destination ? pino(loggerOptions, options.destination) : pino(loggerOptions);
+  return pino(loggerOptions, options.destination ?? pino.destination({ dest: 1, sync: false, minLength: 1, maxLength: MAX_PENDING_LOG_BYTES }));
 }
