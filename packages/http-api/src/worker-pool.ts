@@ -171,6 +171,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     // the worker); 'disabled' never lost one in the same runs, costs no measurable CPU, and lets an
     // idle worker's event loop run, which the key pool needs to refill between tasks.
     atomics: 'disabled',
+    // Piscina's run/wait-time histograms are not exported anywhere; recording them is wasted work.
+    recordTiming: false,
     execArgv: workerExecArgv(process.execArgv),
     // A small young generation: tasks make short-lived garbage, and loading the trust data makes a
     // lot of it at once; V8's default (up to 16 MiB per semi-space) would keep ~20 MB more RSS per
