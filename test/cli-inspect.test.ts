@@ -4,7 +4,6 @@
  * against a loopback TLS server, `gencert -remote`, `split` of an API envelope (compared with
  * cfssljson), `config check` on good and bad files, and progress on a terminal only.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,13 +11,8 @@ import { join } from 'node:path';
 import { createServer, type Server } from 'node:tls';
 import { TestPki } from '@certsmith/test-pki';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI_PATH, killAllCertsmith, startCertsmith, type StartedCertsmith } from './helpers/certsmith-process.js';
-
-interface Shell {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+import { killAllCertsmith, startCertsmith, type StartedCertsmith } from './helpers/certsmith-process.js';
+import { cliShell } from './helpers/cli-shell.js';
 
 let dir: string;
 let server: StartedCertsmith;
@@ -26,19 +20,7 @@ let tlsServer: Server;
 let tlsPort: number;
 
 /** Run `script` with bash (pipefail) in the test folder; `$CS` is the built CLI. Bounded. */
-function sh(script: string, timeoutMs = 90_000): Promise<Shell> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      'bash',
-      ['-o', 'pipefail', '-c', script],
-      { cwd: dir, env: { ...process.env, CS: `${process.execPath} ${CLI_PATH}` }, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        if (error !== null && typeof error.code !== 'number') reject(new Error(`${script}: ${error.message}\n${stderr}`));
-        else resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr });
-      },
-    );
-  });
-}
+const sh = cliShell(() => dir);
 
 async function api(operation: string, body: unknown): Promise<{ success: boolean; result: unknown; errors: unknown[] }> {
   const response = await fetch(`${server.url}/api/v1/cfssl/${operation}`, { method: 'POST', body: JSON.stringify(body), signal: AbortSignal.timeout(30_000) });

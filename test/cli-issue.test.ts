@@ -3,35 +3,16 @@
  * in pipelines, checked with openssl, and interoperating with the real Debian `cfssl` 1.2.0 and
  * `cfssljson` both ways. Exit codes 1 (usage) and 2 (operation failed, coded JSON on stderr).
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI_PATH } from './helpers/certsmith-process.js';
-
-interface Shell {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+import { cliShell, type Shell } from './helpers/cli-shell.js';
 
 let dir: string;
 
 /** Run `script` with bash (pipefail) in the test folder; `$CS` is the built CLI. Bounded. */
-function sh(script: string, timeoutMs = 90_000): Promise<Shell> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      'bash',
-      ['-o', 'pipefail', '-c', script],
-      { cwd: dir, env: { ...process.env, CS: `${process.execPath} ${CLI_PATH}` }, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        if (error !== null && typeof error.code !== 'number') reject(new Error(`${script}: ${error.message}\n${stderr}`));
-        else resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr });
-      },
-    );
-  });
-}
+const sh = cliShell(() => dir);
 
 /** `openssl verify` says OK, the key matches the certificate and the key file is 0600. */
 async function expectIssued(name: string, caFile = 'ca.pem'): Promise<void> {

@@ -1,22 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { CommanderError } from 'commander';
-import { createProgram, normalizeCfsslFlags, parseLogLevel } from './cli-program.js';
-import type { ServerOptionsInput } from './server-options.js';
+import { normalizeCfsslFlags, parseLogLevel } from './cli-program.js';
+import { parseServe } from './test-support/parse-serve.js';
 
 /** Parse `serve` arguments without starting anything; usage errors come back as CommanderError. */
-async function parseServe(args: string[]): Promise<ServerOptionsInput> {
-  let parsed: ServerOptionsInput | undefined;
-  const program = createProgram({
-    serve: async (options) => {
-      parsed = options;
-    },
-  });
-  program.exitOverride();
-  for (const command of program.commands) command.exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
-  program.configureOutput({ writeErr: () => {}, writeOut: () => {} });
-  await program.parseAsync(normalizeCfsslFlags(['serve', ...args]), { from: 'user' });
-  return parsed!;
-}
 
 describe('normalizeCfsslFlags', () => {
   it('rewrites known single-dash long flags, with and without =value', () => {

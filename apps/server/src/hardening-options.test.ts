@@ -11,11 +11,11 @@ import { closeHttpServer, createApp, createHttpServer, createInlineTaskRunner, d
 import type { AnyOperation } from '@certsmith/http-api';
 import type { CommanderError } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProgram, normalizeCfsslFlags } from './cli-program.js';
 import { applyEndpointControls } from './operations.js';
 import { parseEndpointList, resolveServerOptions } from './server-options.js';
 import type { ServerOptionsInput } from './server-options.js';
 import { startServer } from './start-server.js';
+import { parseServe } from './test-support/parse-serve.js';
 
 let dir: string;
 let files: { cert: string; key: string; otherKey: string; clientCa: string; garbage: string };
@@ -46,19 +46,6 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function parseServe(args: string[]): Promise<ServerOptionsInput> {
-  let parsed: ServerOptionsInput | undefined;
-  const program = createProgram({
-    serve: async (options) => {
-      parsed = options;
-    },
-  });
-  program.exitOverride();
-  for (const command of program.commands) command.exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
-  program.configureOutput({ writeErr: () => {}, writeOut: () => {} });
-  await program.parseAsync(normalizeCfsslFlags(['serve', ...args]), { from: 'user' });
-  return parsed!;
-}
 
 describe('serve flags', () => {
   it('maps the TLS, endpoint and timeout flags, CFSSL single-dash spellings included', async () => {

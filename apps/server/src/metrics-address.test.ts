@@ -3,24 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '@certsmith/http-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProgram, normalizeCfsslFlags } from './cli-program.js';
 import { parseHostPort, resolveServerOptions } from './server-options.js';
-import type { ServerOptionsInput } from './server-options.js';
 import { startServer } from './start-server.js';
 import type { RunningServer } from './start-server.js';
+import { parseServe } from './test-support/parse-serve.js';
 
-async function parseServe(args: string[]): Promise<ServerOptionsInput> {
-  let parsed: ServerOptionsInput | undefined;
-  const program = createProgram({
-    serve: async (options) => {
-      parsed = options;
-    },
-  });
-  program.exitOverride();
-  for (const command of program.commands) command.exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
-  await program.parseAsync(normalizeCfsslFlags(['serve', ...args]), { from: 'user' });
-  return parsed!;
-}
 
 describe('--metrics-address', () => {
   it('parses host:port, [v6]:port and port 0', () => {
