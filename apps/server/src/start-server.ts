@@ -124,7 +124,7 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
     const extraNames = new Set(extras.map((operation) => operation.name));
     operations = [...builtIn.filter((operation) => !extraNames.has(operation.name)), ...extras];
     const tasks = collectTasks(operations);
-    warmUp = hasTrustFiles && tasks.some((task) => task.name === 'bundle');
+    warmUp = hasTrustFiles && tasks.some((task) => task.name === 'bundle' || task.name === 'bundle.json');
     if (hasTrustFiles && !warmUp) logger.info({ trust: await checkTrustFiles(options) }, 'trust files loaded');
     if (warmUp) tasks.push(bundleWarmUpTask);
     pool = createWorkerPool({

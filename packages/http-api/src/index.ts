@@ -16,7 +16,7 @@ export type {
   HealthOperationOptions,
   HealthResult,
 } from './health-operation.js';
-export { successEnvelope, errorEnvelope, serializeEnvelope } from './envelope.js';
+export { JsonText, successEnvelope, errorEnvelope, serializeEnvelope } from './envelope.js';
 export type { Envelope, ErrorEnvelope, ResponseMessage, SuccessEnvelope } from './envelope.js';
 export { mapErrorToResponse, INTERNAL_ERROR_MESSAGE } from './error-mapping.js';
 export type { ErrorResponse } from './error-mapping.js';
@@ -108,6 +108,7 @@ export {
   SelfSignedCertificateError,
   loadBundleContext,
   bundleTask,
+  bundleJsonTask,
   bundleWarmUpTask,
   warmUpBundleWorkers,
   createBundleOperation,

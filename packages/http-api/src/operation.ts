@@ -87,7 +87,8 @@ export interface OperationDefinition<TBody extends z.ZodType | undefined = z.Zod
   requestLabels?(body: Record<string, unknown>): RequestLabels;
   /**
    * Produce the envelope's `result`. Throw coded errors (x509-core `CertsmithError` subclasses) for
-   * failures: the app answers them with 400 and their code; anything uncoded becomes a 500.
+   * failures: the app answers them with 400 and their code; anything uncoded becomes a 500. A
+   * `JsonText` (JSON already serialised, e.g. by a worker task) is sent as it is.
    */
   handle(request: OperationRequest<TBody>, context: OperationContext): TResult | Promise<TResult>;
 }

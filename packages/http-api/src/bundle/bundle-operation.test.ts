@@ -9,7 +9,6 @@ import { closeHttpServer, createHttpServer, listen } from '../http-server.js';
 import { createInlineTaskRunner } from '../task-runner.js';
 import { createWorkerPool, type WorkerPool } from '../worker-pool.js';
 import { bundleContextConfig, createBundleOperation, toBundleInput } from './bundle-operation.js';
-import { bundleTask } from './bundle-task.js';
 
 const pki = new TestPki();
 const root = pki.root('Operation Root', { key: 'ecdsa-p256' });
@@ -93,7 +92,7 @@ describe('POST /api/v1/cfssl/bundle (bundle operation)', () => {
     server = createHttpServer(createApp({ operations: [operation], taskRunner: createInlineTaskRunner() }));
     ({ url } = await listen(server, 0, '127.0.0.1'));
     // The real pool runs dist/ (build first): proves the task is found and runs on a worker thread.
-    pool = createWorkerPool({ size: 1, tasks: [bundleTask] });
+    pool = createWorkerPool({ size: 1, tasks: operation.tasks ?? [] });
     poolServer = createHttpServer(createApp({ operations: [operation], taskRunner: pool }));
     ({ url: poolUrl } = await listen(poolServer, 0, '127.0.0.1'));
   });

@@ -29,13 +29,28 @@ export interface BundleTaskInput {
 export const bundleTask = defineTask({
   name: 'bundle',
   module: import.meta.url,
-  async run(input: BundleTaskInput): Promise<BundleResult> {
-    const context = await loadBundleContext(input.context);
-    try {
-      return await bundleCertificate(input.request, context);
-    } finally {
-      // Post this task's AIA counts now: an idle pool worker runs no timers (worker-metrics.ts).
-      if (input.context.metricsChannel !== undefined) workerMetricsReporter(input.context.metricsChannel).flush();
-    }
+  run: bundleWithContext,
+});
+
+/**
+ * {@link bundleTask} answering with the result as JSON text (what the `bundle` endpoint uses): the
+ * worker serialises the result, so the event loop gets one string to splice into the envelope
+ * ({@link JsonText}) instead of cloning an object graph of PEM strings and serialising it again.
+ */
+export const bundleJsonTask = defineTask({
+  name: 'bundle.json',
+  module: import.meta.url,
+  async run(input: BundleTaskInput): Promise<string> {
+    return JSON.stringify(await bundleWithContext(input));
   },
 });
+
+async function bundleWithContext(input: BundleTaskInput): Promise<BundleResult> {
+  const context = await loadBundleContext(input.context);
+  try {
+    return await bundleCertificate(input.request, context);
+  } finally {
+    // Post this task's AIA counts now: an idle pool worker runs no timers (worker-metrics.ts).
+    if (input.context.metricsChannel !== undefined) workerMetricsReporter(input.context.metricsChannel).flush();
+  }
+}

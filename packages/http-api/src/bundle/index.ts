@@ -11,7 +11,7 @@ export { bundleContextFailedFile, loadBundleContext } from './bundle-context.js'
 export type { BundleContext, BundleContextConfig, BundleContextFile } from './bundle-context.js';
 export { bundleWarmUpTask, warmUpBundleWorkers } from './warm-up-task.js';
 export type { BundleWarmUpOutcome } from './warm-up-task.js';
-export { bundleTask } from './bundle-task.js';
+export { bundleJsonTask, bundleTask } from './bundle-task.js';
 export type { BundleTaskInput } from './bundle-task.js';
 export {
   createBundleOperation,
