@@ -100,6 +100,20 @@ export function withoutResolveConditions(execArgv: readonly string[]): string[] 
 export function workerExecArgv(execArgv: readonly string[]): string[] {
   const kept = withoutResolveConditions(execArgv);
   if (kept.length === 0) return kept;
+  // The answer depends on the flags only: probe once per distinct list (tests create many pools).
+  const key = JSON.stringify(kept);
+  let accepted = acceptedExecArgv.get(key);
+  if (accepted === undefined) {
+    accepted = probeWorkerExecArgv(kept);
+    acceptedExecArgv.set(key, accepted);
+  }
+  return [...accepted];
+}
+
+/** {@link workerExecArgv}'s answers, by flag list. */
+const acceptedExecArgv = new Map<string, readonly string[]>();
+
+function probeWorkerExecArgv(kept: string[]): string[] {
   try {
     const probe = new Worker('', { eval: true, execArgv: kept, stdout: true, stderr: true });
     void probe.terminate();
