@@ -1,5 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import { connect } from 'node:net';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestPki } from '@certsmith/test-pki';
@@ -16,6 +16,18 @@ afterAll(async () => {
   await killAllCertsmith();
   await rm(dataDir, { recursive: true, force: true });
 });
+
+/** A port nothing listens on right now (listen on 0, read it, close). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
 
 /** Resolve with the raw HTTP response text once the server closes the socket; bounded. */
 function readUntilEnd(socket: ReturnType<typeof connect>, timeoutMs = 15_000): Promise<string> {
@@ -55,6 +67,33 @@ describe('certsmith serve', () => {
       '{"success":true,"result":{"healthy":true,"signers":{"default":{"healthy":true}}},"errors":[],"messages":[]}\n',
     );
 
+    server.child.kill('SIGTERM');
+    expect(await server.waitForExit()).toEqual({ code: 0, signal: null });
+  });
+
+  it('keeps serving when the reader of its stdout is gone from the start (EPIPE)', async () => {
+    // Every stdout write fails with EPIPE, the `listening on` line included: the address is chosen
+    // here, and readiness is polled.
+    const port = await freePort();
+    const server = spawnCertsmith(['serve', '--port', String(port), '--data-dir', dataDir, '--workers', '1']);
+    server.child.stdout!.destroy();
+    const url = `http://127.0.0.1:${port}`;
+    let healthy = false;
+    for (let attempt = 0; attempt < 300 && !healthy && server.child.exitCode === null; attempt++) {
+      healthy = await fetch(`${url}/api/v1/cfssl/health`).then((response) => response.ok, () => false);
+      if (!healthy) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect({ healthy, exit: server.child.exitCode, stderr: server.stderr() }).toEqual({ healthy: true, exit: null, stderr: "" });
+    for (let i = 0; i < 3; i++) {
+      const response = await fetch(`${url}/api/v1/cfssl/newcert`, {
+        method: 'POST',
+        body: JSON.stringify({ request: { CN: 'epipe.example', hosts: ['epipe.example'] } }),
+        signal: AbortSignal.timeout(30_000),
+      });
+      expect(response.status).toBe(200);
+    }
+    expect(server.child.exitCode).toBeNull();
+    expect(server.stderr()).toBe('');
     server.child.kill('SIGTERM');
     expect(await server.waitForExit()).toEqual({ code: 0, signal: null });
   });

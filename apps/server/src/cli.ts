@@ -14,6 +14,12 @@ import type { ServerOptionsInput } from './server-options.js';
 import { startServer } from './start-server.js';
 
 async function serve(input: ServerOptionsInput): Promise<void> {
+  // A server outlives its log reader: when stdout's reader goes away (a closed pipe, `| head`),
+  // writes fail with EPIPE and an unhandled stream error would stop the process. Keep serving;
+  // the log lines are lost either way.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') process.stderr.write(`certsmith: stdout: ${error.message}\n`);
+  });
   let server;
   try {
     server = await startServer(input);
