@@ -96,7 +96,7 @@ describe('/metrics on the API port', () => {
     expect(sample(text, 'certsmith_http_request_duration_seconds_bucket', { endpoint: 'newcert', le: '+Inf' })).toBe(2);
     expect(sample(text, 'certsmith_signer_calls_total', { label: 'default', plugin: '@certsmith/signer-local', call: 'sign' })).toBe(1);
     expect(sample(text, 'certsmith_signer_call_duration_seconds_count', { label: 'default', plugin: '@certsmith/signer-local', call: 'sign' })).toBe(1);
-    expect(sample(text, 'certsmith_worker_tasks_total', { task: 'issue.newcert-in-worker.json', outcome: 'success' })).toBe(1);
+    expect(sample(text, 'certsmith_worker_tasks_total', { task: 'issue.newcert-in-worker', outcome: 'success' })).toBe(1);
     expect(sample(text, 'certsmith_worker_pool_threads')).toBe(1);
     expect(sample(text, 'certsmith_worker_pool_queue_depth')).toBe(0);
     expect(sample(text, 'certsmith_build_info', { version: '0.1.0' })).toBe(1);

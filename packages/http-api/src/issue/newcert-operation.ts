@@ -22,8 +22,7 @@ import { bundleIssuedCertificate } from './issue-options.js';
 import { newcertResultSchema } from './issue-result-schemas.js';
 import type { IssueOperationOptions } from './issue-options.js';
 import { keyAndCsrTask } from './key-and-csr-task.js';
-import { newcertInWorkerTask, newcertJsonInWorkerTask, newcertResultOf } from './newcert-in-worker-task.js';
-import { JsonText } from '../envelope.js';
+import { newcertInWorkerTask } from './newcert-in-worker-task.js';
 import { runCountingWorkerSign, selectSigningProfile, signOnRoute, signsInWorkers, signsLocally } from './signing.js';
 
 /**
@@ -54,31 +53,27 @@ export function createNewcertOperation(options: IssueOperationOptions) {
     name: 'newcert',
     method: 'POST',
     body: newcertRequestSchema,
-    tasks: [keyAndCsrTask, newcertInWorkerTask, newcertJsonInWorkerTask, bundleTask],
+    tasks: [keyAndCsrTask, newcertInWorkerTask, bundleTask],
     summary: 'Generate a key and CSR, sign it, and return them with digests',
     result: newcertResultSchema,
-    async handle(body, context): Promise<NewcertResult | JsonText> {
+    async handle(body, context): Promise<NewcertResult> {
       // 400: Go decoding texts, `missing request section`, `ca section only permitted in initca`.
       const request = decodeNewCertificateRequest(body);
       const route = options.signers.route(request.label);
       const profile = selectSigningProfile(route, request.profile, false);
       const local = signsLocally(route);
 
-      const noHostsMessage = (): void => {
-        if ((request.request.hosts ?? []).length === 0) {
-          context.addMessage({ code: ErrorCode.PolicyInvalidRequest, message: NO_HOSTS_MESSAGE });
-        }
-      };
-      const workerInput = { label: route.label, request: request.request, profile: request.profile ?? '' };
       let result: NewcertResult;
-      if (signsInWorkers(route) && !request.bundle) {
-        // The common case: the worker sends the result as JSON text, spliced into the envelope.
-        const issued = await runCountingWorkerSign(route, () => context.runTask(newcertJsonInWorkerTask, workerInput));
-        noHostsMessage();
-        return new JsonText(issued.resultJson);
-      }
       if (signsInWorkers(route)) {
-        result = newcertResultOf(await runCountingWorkerSign(route, () => context.runTask(newcertInWorkerTask, workerInput)));
+        const issued = await runCountingWorkerSign(route, () =>
+          context.runTask(newcertInWorkerTask, { label: route.label, request: request.request, profile: request.profile ?? '' }),
+        );
+        result = {
+          certificate: issued.certificatePem,
+          certificate_request: issued.csrPem,
+          private_key: issued.privateKeyPem,
+          sums: { certificate: issued.certificateSums, certificate_request: issued.csrSums },
+        };
       } else {
         const generated = await context.runTask(keyAndCsrTask, { request: request.request, withFacts: local });
         const signed = await signOnRoute(route, {
@@ -100,7 +95,9 @@ export function createNewcertOperation(options: IssueOperationOptions) {
         // CFSSL returns at once after the no-bundler message: never a second (no-hosts) message.
         if (bundle === null) return result;
       }
-      noHostsMessage();
+      if ((request.request.hosts ?? []).length === 0) {
+        context.addMessage({ code: ErrorCode.PolicyInvalidRequest, message: NO_HOSTS_MESSAGE });
+      }
       return bundle === null ? result : { bundle, ...result };
     },
   });
