@@ -7,7 +7,8 @@
 import type { KeyObject } from 'node:crypto';
 import { isSignatureAlgorithmSupported, publicKeyObject, verifySignature } from '@certsmith/x509-core';
 import type { Certificate, KeyAlgorithm } from '@certsmith/x509-core';
-import type { TrustPools } from './certificate-pool.js';
+// A cycle with certificate-pool.ts, harmless: each side only calls the other's functions at run time.
+import { bytesKey, type TrustPools } from './certificate-pool.js';
 
 const KEY_CERT_SIGN = 1 << 5;
 
@@ -21,12 +22,8 @@ const keyObjects = new WeakMap<Certificate, KeyObject | null>();
 const keyObjectsBySpki = new Map<string, KeyObject | null>();
 const SPKI_CACHE_SIZE = 2048;
 
-function spkiKey(spki: Uint8Array): string {
-  return Buffer.from(spki.buffer, spki.byteOffset, spki.byteLength).toString('latin1');
-}
-
 function loadPublicKey(cert: Certificate): KeyObject | null {
-  const spki = spkiKey(cert.publicKey.spki);
+  const spki = bytesKey(cert.publicKey.spki);
   let key = keyObjectsBySpki.get(spki);
   if (key !== undefined) return key;
   try {
