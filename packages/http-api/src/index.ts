@@ -36,7 +36,7 @@ export { createInlineTaskRunner } from './task-runner.js';
 export type { InlineTaskRunnerOptions, RunTaskOptions, TaskRunner } from './task-runner.js';
 export { createWorkerPool, workerEntryUrl, withoutResolveConditions, workerExecArgv, perWorkerKeyPool } from './worker-pool.js';
 export type { WorkerPool, WorkerPoolOptions } from './worker-pool.js';
-export type { TaskOutcome, TaskRequest, WorkerSetup } from './worker-protocol.js';
+export type { LateOutcome, LateOutcomePortAnnouncement, TaskBatchOutcome, TaskBatchRequest, TaskOutcome, TaskRequest, WorkerSetup } from './worker-protocol.js';
 export { createLogger, REDACT_PATHS } from './logger.js';
 export type { CreateLoggerOptions, Logger, LogLevel } from './logger.js';
 export { createHttpServer, listen, closeHttpServer, KEEP_ALIVE_TIMEOUT_MS } from './http-server.js';

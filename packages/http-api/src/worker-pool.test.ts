@@ -1,7 +1,8 @@
 import { threadId } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeNewCertificateRequest } from '@certsmith/issuer';
-import { codedFailureTask, echoTask, gateTask, keyPoolStatsTask, plainFailureTask } from '../test-fixtures/test-tasks.mjs';
+import { delayedExitTask } from '../test-fixtures/crash-tasks.mjs';
+import { codedFailureTask, echoTask, gateTask, keyPoolStatsTask, plainFailureTask, rendezvousTask, sleepTask } from '../test-fixtures/test-tasks.mjs';
 import { keyAndCsrTask } from './issue/key-and-csr-task.js';
 import { ServiceUnavailableError, UnknownTaskError } from './errors.js';
 import { defineTask } from './task.js';
@@ -69,6 +70,155 @@ describe('createWorkerPool taskTimeoutMs', () => {
       const gate = new SharedArrayBuffer(4);
       await expect(pool.run(gateTask, { gate, timeoutMs: 20_000 })).rejects.toMatchObject({ code: 503 });
       await expect(pool.run(echoTask, 'after')).resolves.toMatchObject({ input: 'after' });
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
+describe('createWorkerPool batches', () => {
+  const tasks = [gateTask, echoTask, codedFailureTask, rendezvousTask, sleepTask, delayedExitTask];
+
+  it('sends the tasks waiting for a busy worker to it together once it frees up', async () => {
+    const pool = createWorkerPool({ size: 1, tasks });
+    try {
+      const gate = new SharedArrayBuffer(4);
+      const blocker = pool.run(gateTask, { gate, timeoutMs: 20_000 });
+      const waiting = [1, 2, 3, 4].map(() => pool.run(rendezvousTask, { expected: 4, timeoutMs: 10_000 }));
+      openGate(gate);
+      await expect(blocker).resolves.toEqual({ opened: true });
+      // All four were running in the worker at the same time: they came in one message.
+      await expect(Promise.all(waiting)).resolves.toEqual([{ met: 4 }, { met: 4 }, { met: 4 }, { met: 4 }]);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('gives each task of a message its own answer, results and coded errors alike', async () => {
+    const pool = createWorkerPool({ size: 1, tasks });
+    try {
+      const gate = new SharedArrayBuffer(4);
+      const blocker = pool.run(gateTask, { gate, timeoutMs: 20_000 });
+      const first = pool.run(echoTask, 'first');
+      const failing = pool.run(codedFailureTask, {}).catch((error: unknown) => error);
+      const second = pool.run(echoTask, 'second');
+      openGate(gate);
+      await blocker;
+      expect((await first).input).toBe('first');
+      expect(await failing).toMatchObject({ code: 1002, message: 'Failed to decode certificate' });
+      expect((await second).input).toBe('second');
+      expect(pool.pending).toBe(0);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('sends every task alone with maxTasksPerMessage 1', async () => {
+    const pool = createWorkerPool({ size: 1, tasks, maxTasksPerMessage: 1 });
+    try {
+      const gate = new SharedArrayBuffer(4);
+      const blocker = pool.run(gateTask, { gate, timeoutMs: 20_000 });
+      const waiting = [1, 2].map(() => pool.run(rendezvousTask, { expected: 2, timeoutMs: 300 }));
+      openGate(gate);
+      await blocker;
+      await expect(Promise.all(waiting)).resolves.toEqual([{ met: 1 }, { met: 1 }]);
+    } finally {
+      await pool.close();
+    }
+    expect(() => createWorkerPool({ size: 1, tasks, maxTasksPerMessage: 0 })).toThrow(RangeError);
+  });
+
+  it('times out a task that waited too long for a worker with a 503, and the pool carries on', async () => {
+    const pool = createWorkerPool({ size: 1, tasks, taskTimeoutMs: 1_500 });
+    try {
+      const gate = new SharedArrayBuffer(4);
+      const blocker = pool.run(gateTask, { gate, timeoutMs: 20_000 });
+      const queued = pool.run(echoTask, 'late');
+      await expect(blocker).rejects.toMatchObject({ code: 503, message: 'task test.gate did not finish within 1500 ms' });
+      await expect(queued).rejects.toMatchObject({ code: 503, message: 'task test.echo did not finish within 1500 ms' });
+      await expect(pool.run(echoTask, 'after')).resolves.toMatchObject({ input: 'after' });
+      expect(pool.pending).toBe(0);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('fails the tasks sent with one that timed out with a 503 naming it, and serves the next', async () => {
+    const pool = createWorkerPool({ size: 1, tasks, taskTimeoutMs: 2_500 });
+    try {
+      const opener = new SharedArrayBuffer(4);
+      const never = new SharedArrayBuffer(4);
+      const blocker = pool.run(gateTask, { gate: opener, timeoutMs: 20_000 });
+      const stuck = pool.run(gateTask, { gate: never, timeoutMs: 20_000 });
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      const companion = pool.run(echoTask, 'companion');
+      openGate(opener);
+      await expect(blocker).resolves.toEqual({ opened: true });
+      await expect(stuck).rejects.toMatchObject({ code: 503, message: 'task test.gate did not finish within 2500 ms' });
+      await expect(companion).rejects.toMatchObject({
+        code: 503,
+        message: 'task test.echo was stopped with its worker: task test.gate, sent with it, did not finish within 2500 ms',
+      });
+      await expect(pool.run(echoTask, 'after')).resolves.toMatchObject({ input: 'after' });
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
+describe('createWorkerPool late outcomes', () => {
+  const tasks = [gateTask, echoTask, sleepTask, delayedExitTask];
+
+  /** A pool of one worker with `queued` sent to it in one message. */
+  async function sentTogether<T extends Promise<unknown>[]>(pool: WorkerPool, queue: () => T): Promise<T> {
+    const gate = new SharedArrayBuffer(4);
+    const blocker = pool.run(gateTask, { gate, timeoutMs: 20_000 });
+    const queued = queue();
+    openGate(gate);
+    await blocker;
+    return queued;
+  }
+
+  it('answers the quick tasks of a message at once, and a task waiting on I/O when it is done', async () => {
+    const pool = createWorkerPool({ size: 1, tasks });
+    try {
+      const settledAt: Record<string, number> = {};
+      const [slow, quick] = await sentTogether(pool, () => [
+        pool.run(sleepTask, { ms: 1_500 }).then((result) => ((settledAt.slow = performance.now()), result)),
+        pool.run(echoTask, 'quick').then((result) => ((settledAt.quick = performance.now()), result)),
+      ]);
+      expect((await quick).input).toBe('quick');
+      // Meanwhile the worker takes new work instead of waiting for the slow task.
+      const next = await pool.run(echoTask, 'next');
+      expect(settledAt.slow).toBeUndefined();
+      await expect(slow).resolves.toMatchObject({ slept: 1_500, threadId: next.threadId });
+      expect(settledAt.slow! - settledAt.quick!).toBeGreaterThan(1_000);
+      expect(pool.pending).toBe(0);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('fails a late task whose worker exits with a coded 500, and replaces the worker', async () => {
+    const pool = createWorkerPool({ size: 1, tasks });
+    try {
+      const [dying, quick] = await sentTogether(pool, () => [pool.run(delayedExitTask, { ms: 300 }), pool.run(echoTask, 'quick')]);
+      const { threadId: before } = await quick;
+      await expect(dying).rejects.toMatchObject({ code: 500, name: 'WorkerCrashedError' });
+      const after = await pool.run(echoTask, 'after');
+      expect(after.threadId).not.toBe(before);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('times out a late task with a 503 and leaves its worker serving', async () => {
+    const pool = createWorkerPool({ size: 1, tasks, taskTimeoutMs: 1_500 });
+    try {
+      const [slow, quick] = await sentTogether(pool, () => [pool.run(sleepTask, { ms: 4_000 }), pool.run(echoTask, 'quick')]);
+      const { threadId: before } = await quick;
+      await expect(slow).rejects.toMatchObject({ code: 503, message: 'task test.sleep did not finish within 1500 ms' });
+      expect((await pool.run(echoTask, 'after')).threadId).toBe(before);
     } finally {
       await pool.close();
     }

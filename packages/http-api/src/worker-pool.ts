@@ -3,18 +3,26 @@
  * worker is busy and `maxQueue` tasks already wait, `run` fails at once with
  * {@link ServiceUnavailableError} (HTTP 503 + `Retry-After`) instead of letting latency grow without
  * bound. CFSSL runs everything on goroutines and has no such limit.
+ *
+ * Tasks that wait go to the next free worker together, several in one message (see
+ * {@link WorkerPoolOptions.maxTasksPerMessage}): a thread hop costs ≈50–150 µs of CPU (waking a
+ * sleeping thread is a system call on both sides, plus Piscina's bookkeeping), as much as a whole
+ * bundle, and under load it was paid once per request. An idle pool still sends each task alone
+ * at once, so a lone request never waits for company.
  */
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import type { MessagePort } from 'node:worker_threads';
 import { fromErrorPayload } from '@certsmith/x509-core';
 import { Piscina } from 'piscina';
 import { ServiceUnavailableError, UnknownTaskError, WorkerCrashedError } from './errors.js';
 import { resolveBuiltModule } from './task.js';
 import type { TaskDefinition } from './task.js';
 import type { RunTaskOptions, TaskRunner } from './task-runner.js';
-import type { TaskOutcome, TaskRequest, WorkerSetup } from './worker-protocol.js';
+import { isLateOutcomePortAnnouncement } from './worker-protocol.js';
+import type { LateOutcome, TaskBatchOutcome, TaskBatchRequest, TaskOutcome, TaskRequest, WorkerSetup } from './worker-protocol.js';
 import type { WorkerSignerSpec } from './issue/worker-signers.js';
 
 /** Options of {@link createWorkerPool}. */
@@ -48,7 +56,19 @@ export interface WorkerPoolOptions {
    * the workers (rounded up) and made while a worker has no task.
    */
   keyPool?: Readonly<Record<string, number>>;
+  /**
+   * Most waiting tasks one message to a worker carries; default
+   * {@link DEFAULT_MAX_TASKS_PER_MESSAGE}, `1` sends every task alone. When a worker frees up, it
+   * takes its share of the waiting tasks (all of them split over the free workers, at most this
+   * many). The worker starts them together; each task's answer waits for the slowest of its
+   * message (a few hundred microseconds for CPU-bound tasks; a bundle that chases AIA holds its
+   * companions until its fetch ends, as it held its whole worker before).
+   */
+  maxTasksPerMessage?: number;
 }
+
+/** Default {@link WorkerPoolOptions.maxTasksPerMessage}. */
+export const DEFAULT_MAX_TASKS_PER_MESSAGE = 8;
 
 /** Default young generation limit of each worker thread, MiB (semi-spaces of 4 MiB). */
 export const DEFAULT_WORKER_YOUNG_GENERATION_MB = 12;
@@ -203,9 +223,186 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     options.onError?.(error);
   });
   const taskTimeoutMs = options.taskTimeoutMs ?? 120_000;
+  const maxTasksPerMessage = options.maxTasksPerMessage ?? DEFAULT_MAX_TASKS_PER_MESSAGE;
+  if (!Number.isInteger(maxTasksPerMessage) || maxTasksPerMessage < 1) {
+    throw new RangeError(`worker pool maxTasksPerMessage must be a positive integer, got ${maxTasksPerMessage}`);
+  }
 
   let pending = 0;
   let closing: Promise<void> | null = null;
+  /** Tasks waiting for a free worker, oldest first. */
+  const waiting = new TaskQueue();
+  /** Messages sent to Piscina and not yet answered: at most one per worker. */
+  let messagesInFlight = 0;
+  let lastTaskId = 0;
+  /** Tasks sent to a worker and not yet settled, by id. */
+  const sent = new Map<number, PooledTask>();
+  /** Tasks whose message was answered before they settled (they still run in the worker), by worker thread. */
+  const lateByWorker = new Map<number, Set<PooledTask>>();
+  /** Each worker's late-outcome port, by thread id: referenced (keeps the process up) while it owes outcomes. */
+  const latePorts = new Map<number, MessagePort>();
+
+  // Each worker announces the port its late outcomes come back on (see worker.ts).
+  piscina.on('message', (message: unknown) => {
+    if (isLateOutcomePortAnnouncement(message)) watchLateOutcomes(message.threadId, message.port);
+  });
+  // A worker is gone (crash, timeout, shutdown): what it still owed will never come. Counted on the
+  // thread's 'exit', which Piscina handles first (it listened first): a task retried at once is not
+  // sent to the thread that is going away, as it could be on the port's 'close'.
+  piscina.on('workerCreate', (created: { id: number }) => {
+    const worker = created.id;
+    const thread = piscina.threads.find((candidate) => candidate.threadId === worker);
+    thread?.once('exit', () => {
+      const owed = lateByWorker.get(worker);
+      lateByWorker.delete(worker);
+      latePorts.get(worker)?.close();
+      latePorts.delete(worker);
+      for (const item of owed ?? []) fail(item, lostTaskError(item, new Error(`worker thread ${worker} exited`)));
+    });
+  });
+
+  function watchLateOutcomes(worker: number, port: MessagePort): void {
+    port.on('message', (late: LateOutcome) => {
+      const item = sent.get(late.id);
+      if (item !== undefined) settle(item, late.outcome);
+    });
+    port.unref();
+    latePorts.set(worker, port);
+  }
+
+  function settle(item: PooledTask, outcome: TaskOutcome): void {
+    if (finish(item)) item.resolve(outcome);
+  }
+
+  function fail(item: PooledTask, error: unknown): void {
+    if (finish(item)) item.reject(error);
+  }
+
+  function finish(item: PooledTask): boolean {
+    if (item.state === 'settled') return false;
+    if (item.state === 'late') {
+      const owed = lateByWorker.get(item.worker);
+      owed?.delete(item);
+      if (owed?.size === 0) latePorts.get(item.worker)?.unref();
+    }
+    item.state = 'settled';
+    clearTimeout(item.timer);
+    sent.delete(item.id);
+    return true;
+  }
+
+  /** The task timeout: a task counts from the moment it is queued, as when every task went alone. */
+  function timeOut(item: PooledTask): void {
+    item.timedOut = true;
+    const error = new ServiceUnavailableError(`task ${item.name} did not finish within ${taskTimeoutMs} ms`, retryAfterSeconds);
+    if (item.state === 'waiting') {
+      // It never reached a worker: only the queue forgets it.
+      waiting.remove(item);
+      fail(item, error);
+    } else if (item.state === 'sent') {
+      // Stop its worker (Piscina terminates the thread of an aborted task); the tasks sent with it
+      // fail with it, naming this one.
+      item.cancellation?.abort(new DOMException(`task ${item.name} timed out`, 'TimeoutError'), item.name);
+    } else {
+      // Late: its message was answered and the worker serves others; drop the answer when it comes.
+      fail(item, error);
+    }
+  }
+
+  /** How a task that did not come back from its worker fails. */
+  function lostTaskError(item: { readonly name: string; readonly timedOut: boolean; readonly cancellation?: TaskCancellation | null }, error: unknown): unknown {
+    if (item.timedOut) return new ServiceUnavailableError(`task ${item.name} did not finish within ${taskTimeoutMs} ms`, retryAfterSeconds);
+    const stoppedBy = item.cancellation?.stoppedBy;
+    if (stoppedBy !== undefined) {
+      return new ServiceUnavailableError(
+        `task ${item.name} was stopped with its worker: task ${stoppedBy}, sent with it, did not finish within ${taskTimeoutMs} ms`,
+        retryAfterSeconds,
+      );
+    }
+    if (closing !== null) return new ServiceUnavailableError('server is shutting down', retryAfterSeconds);
+    // The worker entry never throws (failures come back as outcomes), so a rejection here means the
+    // thread itself stopped mid-task (`worker exited with code: N`, an uncaught exception). Piscina
+    // has already replaced it; fail only its tasks, with a code, and log.
+    const crashed = new WorkerCrashedError(item.name, { cause: error });
+    options.onError?.(crashed);
+    return crashed;
+  }
+
+  /** Send waiting tasks to free workers: each free worker gets its share, up to the message limit. */
+  function dispatch(): void {
+    while (messagesInFlight < size && waiting.length > 0) {
+      const share = Math.min(maxTasksPerMessage, Math.ceil(waiting.length / (size - messagesInFlight)));
+      const items = waiting.take(share);
+      if (items.length === 0) break;
+      send(items);
+    }
+  }
+
+  function send(items: PooledTask[]): void {
+    messagesInFlight += 1;
+    const cancellation = new TaskCancellation();
+    const batch: TaskBatchRequest['batch'] = [];
+    for (const item of items) {
+      item.state = 'sent';
+      item.cancellation = cancellation;
+      sent.set(item.id, item);
+      batch.push({ id: item.id, task: item.name, input: item.input });
+    }
+    piscina.run({ batch } satisfies TaskBatchRequest, { signal: cancellation }).then(
+      (answer: TaskBatchOutcome) => {
+        messagesInFlight -= 1;
+        workersProven = true;
+        items.forEach((item, index) => {
+          const outcome = answer.outcomes[index];
+          if (outcome !== null && outcome !== undefined) settle(item, outcome);
+          else if (item.state === 'sent') {
+            // Still running (waiting on I/O or libuv's thread pool): its outcome comes on the
+            // worker's late-outcome port, unless it already did.
+            item.state = 'late';
+            item.worker = answer.worker;
+            let owed = lateByWorker.get(answer.worker);
+            if (owed === undefined) lateByWorker.set(answer.worker, (owed = new Set()));
+            owed.add(item);
+            // A task still running keeps the process up, as Piscina's port does for a running message.
+            latePorts.get(answer.worker)?.ref();
+          }
+        });
+        dispatch();
+      },
+      (error: unknown) => {
+        messagesInFlight -= 1;
+        for (const item of items) fail(item, lostTaskError(item, error));
+        dispatch();
+      },
+    );
+  }
+
+  /** A task with its own abort signal goes alone, straight to Piscina (aborting it stops only its worker). */
+  async function runAlone(name: string, request: TaskRequest, outer: AbortSignal): Promise<TaskOutcome> {
+    const signal = new TaskCancellation();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      signal.abort(new DOMException(`task ${name} timed out`, 'TimeoutError'));
+    }, taskTimeoutMs);
+    timer.unref();
+    const forward = (): void => signal.abort(outer.reason);
+    if (outer.aborted) forward();
+    else outer.addEventListener('abort', forward, { once: true });
+    try {
+      const outcome = (await piscina.run(request, { signal })) as TaskOutcome;
+      workersProven = true;
+      return outcome;
+    } catch (error) {
+      if (timedOut) throw new ServiceUnavailableError(`task ${name} did not finish within ${taskTimeoutMs} ms`, retryAfterSeconds);
+      // The client went away: nobody reads the answer; keep Piscina's AbortError.
+      if (outer.aborted) throw error;
+      throw lostTaskError({ name, timedOut: false, cancellation: null }, error);
+    } finally {
+      clearTimeout(timer);
+      outer.removeEventListener('abort', forward);
+    }
+  }
 
   return {
     size,
@@ -222,50 +419,26 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         throw new ServiceUnavailableError('server is busy: the worker queue is full, retry later', retryAfterSeconds);
       }
       pending += 1;
-      // One cancellation per task, fired by a plain timer (cleared when the task settles) or by the
-      // caller's signal. AbortSignal.timeout keeps its timer until it fires (120 s by default: at
-      // 1,000 tasks/s, 120k pending timers); an AbortController per task, listened to by Piscina
-      // through EventTarget, costs ≈20–40 µs of CPU per task — as much as the thread hop itself.
-      const signal = new TaskCancellation();
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        signal.abort(new DOMException(`task ${task.name} timed out`, 'TimeoutError'));
-      }, taskTimeoutMs);
-      timer.unref();
-      const outer = runOptions?.signal;
-      const forward = (): void => signal.abort(outer?.reason);
-      if (outer !== undefined) {
-        if (outer.aborted) forward();
-        else outer.addEventListener('abort', forward, { once: true });
-      }
       try {
         const request: TaskRequest = { task: task.name, input };
         let outcome: TaskOutcome;
-        try {
-          outcome = (await piscina.run(request, { signal })) as TaskOutcome;
-        } catch (error) {
-          if (timedOut) {
-            throw new ServiceUnavailableError(`task ${task.name} did not finish within ${taskTimeoutMs} ms`, retryAfterSeconds);
-          }
-          // The client went away: nobody reads the answer; keep Piscina's AbortError.
-          if (runOptions?.signal?.aborted === true) throw error;
-          if (closing !== null) throw new ServiceUnavailableError('server is shutting down', retryAfterSeconds);
-          // The worker entry never throws (failures come back as outcomes), so a rejection here
-          // means the thread itself stopped mid-task (`worker exited with code: N`, an uncaught
-          // exception). Piscina has already replaced it; fail only this task, with a code, and log.
-          const crashed = new WorkerCrashedError(task.name, { cause: error });
-          options.onError?.(crashed);
-          throw crashed;
+        if (runOptions?.signal !== undefined) {
+          outcome = await runAlone(task.name, request, runOptions.signal);
+        } else {
+          outcome = await new Promise<TaskOutcome>((resolve, reject) => {
+            lastTaskId += 1;
+            const item = new PooledTask(lastTaskId, task.name, input, resolve, reject);
+            item.timer = setTimeout(() => timeOut(item), taskTimeoutMs);
+            item.timer.unref();
+            waiting.push(item);
+            dispatch();
+          });
         }
-        workersProven = true;
         if (outcome.ok) return outcome.result as TOutput;
         const error = fromErrorPayload(outcome.error);
         if (outcome.stack !== undefined) error.stack = outcome.stack;
         throw error;
       } finally {
-        clearTimeout(timer);
-        outer?.removeEventListener('abort', forward);
         pending -= 1;
       }
     },
@@ -277,6 +450,72 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
 }
 
 /**
+ * One task on its way through the pool: `waiting` in the queue, `sent` in a message to a worker,
+ * `late` when that message was answered before it finished (it still runs in the worker and its
+ * outcome comes on the worker's late-outcome port), then `settled`.
+ */
+class PooledTask {
+  state: 'waiting' | 'sent' | 'late' | 'settled' = 'waiting';
+  timedOut = false;
+  timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  /** Stops the message this task was sent in. */
+  cancellation: TaskCancellation | null = null;
+  /** Thread id of the worker that owes this task's late outcome. */
+  worker = 0;
+
+  constructor(
+    readonly id: number,
+    readonly name: string,
+    readonly input: unknown,
+    readonly resolve: (outcome: TaskOutcome) => void,
+    readonly reject: (error: unknown) => void,
+  ) {}
+}
+
+/**
+ * The waiting tasks, oldest first: an array consumed from a moving head (`shift` on a long array
+ * copies it), compacted when the consumed part dominates.
+ */
+class TaskQueue {
+  private items: (PooledTask | null)[] = [];
+  private head = 0;
+  private removed = 0;
+
+  get length(): number {
+    return this.items.length - this.head - this.removed;
+  }
+
+  push(item: PooledTask): void {
+    this.items.push(item);
+  }
+
+  /** Take up to `count` tasks from the front. */
+  take(count: number): PooledTask[] {
+    const taken: PooledTask[] = [];
+    while (taken.length < count && this.head < this.items.length) {
+      const item = this.items[this.head]!;
+      this.items[this.head] = null;
+      this.head += 1;
+      if (item === null) this.removed -= 1;
+      else taken.push(item);
+    }
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return taken;
+  }
+
+  /** Forget a waiting task (it timed out in the queue). */
+  remove(item: PooledTask): void {
+    const index = this.items.indexOf(item, this.head);
+    if (index === -1) return;
+    this.items[index] = null;
+    this.removed += 1;
+  }
+}
+
+/**
  * The abort signal Piscina gets for one task: the EventEmitter-like form Piscina accepts (`aborted`,
  * `reason`, `once`/`off`/`removeListener` of `abort`), with one listener at most — Piscina adds
  * exactly one per task. Far cheaper than an AbortController on this hot path.
@@ -284,6 +523,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
 class TaskCancellation {
   aborted = false;
   reason: unknown = undefined;
+  /** Name of the task whose timeout aborted this message, when one did. */
+  stoppedBy: string | undefined = undefined;
   private listener: (() => void) | null = null;
 
   once(_event: 'abort', listener: () => void): void {
@@ -298,10 +539,11 @@ class TaskCancellation {
     this.off(event, listener);
   }
 
-  abort(reason: unknown): void {
+  abort(reason: unknown, stoppedBy?: string): void {
     if (this.aborted) return;
     this.aborted = true;
     this.reason = reason;
+    this.stoppedBy = stoppedBy;
     const listener = this.listener;
     this.listener = null;
     listener?.();

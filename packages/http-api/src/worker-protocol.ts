@@ -2,6 +2,7 @@
  * Messages between the pool (main thread) and the worker entry (`worker.ts`). Plain data only: they
  * cross threads by structured clone.
  */
+import type { MessagePort } from 'node:worker_threads';
 import type { ErrorPayload } from '@certsmith/x509-core';
 import type { WorkerSignerSpec } from './issue/worker-signers.js';
 
@@ -22,6 +23,14 @@ export interface TaskRequest {
 }
 
 /**
+ * Tasks in one message (the pool sends what waits for a worker together): the worker starts them
+ * together. `id` names each task in the pool, for outcomes that come back late.
+ */
+export interface TaskBatchRequest {
+  batch: (TaskRequest & { id: number })[];
+}
+
+/**
  * The outcome of a task. Errors are returned, not thrown: a thrown value would be structured-cloned
  * by the thread boundary, which keeps `message` but drops own properties such as `code`.
  */
@@ -33,3 +42,35 @@ export type TaskOutcome =
       /** Worker-side stack, for the server log only (never sent to clients). */
       stack?: string;
     };
+
+/**
+ * The answer to a {@link TaskBatchRequest}, in its order: `null` for a task still running when the
+ * others had settled (waiting on I/O or libuv's thread pool), whose {@link LateOutcome} the worker
+ * posts on its late-outcome port when it settles.
+ */
+export interface TaskBatchOutcome {
+  outcomes: (TaskOutcome | null)[];
+  /** Thread id of the worker that answered. */
+  worker: number;
+}
+
+/** A task's outcome posted after its message was answered. */
+export interface LateOutcome {
+  id: number;
+  outcome: TaskOutcome;
+}
+
+/** Key of the message by which a worker hands the pool its late-outcome port (on `parentPort`). */
+export const LATE_OUTCOME_PORT = 'certsmith.lateOutcomePort';
+
+/** What a worker posts on `parentPort` at start: the port its late outcomes come on. */
+export interface LateOutcomePortAnnouncement {
+  [LATE_OUTCOME_PORT]: true;
+  port: MessagePort;
+  threadId: number;
+}
+
+/** Whether a message from a worker is its {@link LateOutcomePortAnnouncement}. */
+export function isLateOutcomePortAnnouncement(message: unknown): message is LateOutcomePortAnnouncement {
+  return typeof message === 'object' && message !== null && (message as Record<string, unknown>)[LATE_OUTCOME_PORT] === true;
+}

@@ -6,21 +6,71 @@
  * This file must be the built `dist/worker.js`: worker threads run plain JavaScript (Node 20 cannot
  * load TypeScript), so the pool always points here even when tests run from sources.
  */
-import { workerData } from 'node:worker_threads';
+import { MessageChannel, isMainThread, parentPort, threadId, workerData } from 'node:worker_threads';
+import type { MessagePort } from 'node:worker_threads';
 import { toErrorPayload } from '@certsmith/x509-core';
 import { startWorkerKeyPool } from './issue/worker-key-pool.js';
 import { isTaskDefinition } from './task.js';
 import { trackTask } from './worker-activity.js';
 import type { TaskDefinition } from './task.js';
-import type { TaskOutcome, TaskRequest, WorkerSetup } from './worker-protocol.js';
+import { LATE_OUTCOME_PORT } from './worker-protocol.js';
+import type { LateOutcome, LateOutcomePortAnnouncement, TaskBatchOutcome, TaskBatchRequest, TaskOutcome, TaskRequest, WorkerSetup } from './worker-protocol.js';
 
 const loaded = new Map<string, Promise<TaskDefinition>>();
 
 // A configured key pool starts filling as soon as the thread is up, before any request arrives.
 startWorkerKeyPool();
 
+/**
+ * The port this worker posts late outcomes on, announced to the pool at start (Piscina passes
+ * `parentPort` messages other than its own on as the pool's `message` event). Null outside a worker.
+ */
+const lateOutcomes: MessagePort | null = announceLateOutcomePort();
+
+function announceLateOutcomePort(): MessagePort | null {
+  if (isMainThread || parentPort === null) return null;
+  const { port1, port2 } = new MessageChannel();
+  const announcement: LateOutcomePortAnnouncement = { [LATE_OUTCOME_PORT]: true, port: port2, threadId };
+  parentPort.postMessage(announcement, [port2]);
+  // Piscina's own port keeps the thread alive; this one must not keep it from exiting.
+  port1.unref();
+  return port1;
+}
+
+/**
+ * Piscina's entry: one task (sent alone because it carries an abort signal), or a batch of them.
+ * Never throws.
+ */
+export default function runTaskMessage(message: TaskRequest | TaskBatchRequest): Promise<TaskOutcome | TaskBatchOutcome> {
+  if ('batch' in message) return runTaskBatch(message);
+  return runTaskRequest(message);
+}
+
+/**
+ * Start a batch's tasks together and answer once they have settled — except tasks still waiting
+ * on I/O or libuv's thread pool one event-loop turn after the start (an AIA fetch, RSA primes):
+ * those are answered `null` and post their {@link LateOutcome} when they settle, so a slow task
+ * never holds the answers of the quick ones sent with it, and the worker takes new work meanwhile.
+ */
+async function runTaskBatch(message: TaskBatchRequest): Promise<TaskBatchOutcome> {
+  const outcomes: (TaskOutcome | null)[] = message.batch.map(() => null);
+  let answered = false;
+  const settled = Promise.all(
+    message.batch.map(async (request, index) => {
+      const outcome = await runTaskRequest(request);
+      if (!answered) outcomes[index] = outcome;
+      else lateOutcomes!.postMessage({ id: request.id, outcome } satisfies LateOutcome);
+    }),
+  );
+  // A lone task has no one to hold up: its message is simply answered when it is done.
+  if (message.batch.length > 1 && lateOutcomes !== null) await Promise.race([settled, new Promise((resolve) => setImmediate(resolve))]);
+  else await settled;
+  answered = true;
+  return { outcomes, worker: threadId };
+}
+
 /** Run one task request; never throws (failures come back as `{ ok: false, error }`). */
-export default async function runTaskRequest(request: TaskRequest): Promise<TaskOutcome> {
+export async function runTaskRequest(request: TaskRequest): Promise<TaskOutcome> {
   try {
     const task = await loadTask(request.task);
     return { ok: true, result: await trackTask(async () => task.run(request.input)) };

@@ -3,3 +3,4 @@ import type { TaskDefinition } from '@certsmith/http-api';
 export declare const exitTask: TaskDefinition<{ code?: number }, never>;
 export declare const uncaughtTask: TaskDefinition<unknown, never>;
 export declare const whoTask: TaskDefinition<unknown, { threadId: number }>;
+export declare const delayedExitTask: TaskDefinition<{ ms: number }, never>;

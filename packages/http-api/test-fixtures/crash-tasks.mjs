@@ -32,3 +32,10 @@ export const whoTask = defineTask({
   module: import.meta.url,
   run: () => ({ threadId }),
 });
+
+/** Ends its worker thread `ms` after it starts, while waiting on a timer (after its message was answered). */
+export const delayedExitTask = defineTask({
+  name: 'test.delayed-exit',
+  module: import.meta.url,
+  run: ({ ms }) => new Promise(() => setTimeout(() => process.exit(4), ms)),
+});

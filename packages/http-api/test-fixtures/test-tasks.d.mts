@@ -4,3 +4,5 @@ export declare const echoTask: TaskDefinition<unknown, { input: unknown; threadI
 export declare const codedFailureTask: TaskDefinition<unknown, never>;
 export declare const plainFailureTask: TaskDefinition<unknown, never>;
 export declare const gateTask: TaskDefinition<{ gate: SharedArrayBuffer; timeoutMs: number }, { opened: boolean }>;
+export declare const rendezvousTask: TaskDefinition<{ expected: number; timeoutMs: number }, { met: number }>;
+export declare const sleepTask: TaskDefinition<{ ms: number }, { slept: number; threadId: number }>;

@@ -50,3 +50,47 @@ export const keyPoolStatsTask = defineTask({
   module: import.meta.url,
   run: () => workerKeyPool()?.stats() ?? null,
 });
+
+/**
+ * Waits until `expected` rendezvous tasks are running in this thread at once (or `timeoutMs` has
+ * passed) and reports how many it met: tasks that travel in one message meet, tasks sent one at a
+ * time do not.
+ */
+const present = new Set();
+const arrivals = [];
+export const rendezvousTask = defineTask({
+  name: 'test.rendezvous',
+  module: import.meta.url,
+  run: async ({ expected, timeoutMs }) => {
+    const me = Symbol('rendezvous');
+    present.add(me);
+    try {
+      const met = present.size;
+      for (const wake of arrivals.splice(0)) wake();
+      if (met < expected) {
+        await new Promise((resolve) => {
+          const timer = setTimeout(resolve, timeoutMs);
+          const check = () => {
+            if (present.size >= expected) {
+              clearTimeout(timer);
+              resolve();
+            } else arrivals.push(check);
+          };
+          arrivals.push(check);
+        });
+      }
+      return { met: present.size };
+    } finally {
+      // Leave only after everyone had a chance to count this task.
+      await new Promise((resolve) => setImmediate(resolve));
+      present.delete(me);
+    }
+  },
+});
+
+/** Waits `ms` on a timer (a task that waits on I/O, not on the CPU), then answers with its thread. */
+export const sleepTask = defineTask({
+  name: 'test.sleep',
+  module: import.meta.url,
+  run: ({ ms }) => new Promise((resolve) => setTimeout(() => resolve({ slept: ms, threadId }), ms)),
+});
