@@ -3,9 +3,10 @@
  * task fails only that task, with a coded error, and the pool replaces the worker.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { exitTask, uncaughtTask, whoTask } from '../test-fixtures/crash-tasks.mjs';
+import { exitTask, stuckTask, uncaughtTask, whoTask } from '../test-fixtures/crash-tasks.mjs';
+import { echoTask, gateTask, sleepTask } from '../test-fixtures/test-tasks.mjs';
 import { WorkerCrashedError } from './errors.js';
-import { createWorkerPool } from './worker-pool.js';
+import { WorkerStuckError, createWorkerPool } from './worker-pool.js';
 import type { WorkerPool } from './worker-pool.js';
 
 const pools: WorkerPool[] = [];
@@ -54,5 +55,61 @@ describe('worker faults', () => {
     ]);
     expect(results[0]).toMatchObject({ status: 'rejected', reason: { code: 500 } });
     expect(results.slice(1).filter((result) => result.status === 'rejected')).toEqual([]);
+  });
+});
+
+describe('a stuck worker', () => {
+  /** A pool that notices a silent worker within about a second. */
+  function quickWatchPool(errors: unknown[]): WorkerPool {
+    const pool = createWorkerPool({
+      size: 1,
+      tasks: [stuckTask, echoTask, gateTask, sleepTask],
+      heartbeatIntervalMs: 100,
+      messageTimeoutMs: 500,
+      onError: (error) => errors.push(error),
+    });
+    pools.push(pool);
+    return pool;
+  }
+
+  it('is replaced, and the tasks of its unanswered message are sent to the new worker', { timeout: 30_000 }, async () => {
+    const errors: unknown[] = [];
+    const pool = quickWatchPool(errors);
+    const gate = new SharedArrayBuffer(4);
+    const counter = new SharedArrayBuffer(8);
+    const blocker = pool.run(gateTask, { gate, timeoutMs: 20_000 });
+    // Sent together once the blocker is done. The stuck task blocks its thread either inside the
+    // message or, when its module loads after the echo has settled, as a late task: both are caught.
+    const stuck = pool.run(stuckTask, { counter, blockMs: 10_000 });
+    const companion = pool.run(echoTask, 'companion');
+    Atomics.store(new Int32Array(gate), 0, 1);
+    Atomics.notify(new Int32Array(gate), 0);
+    await blocker;
+    const resent = await stuck;
+    expect(resent.attempt).toBe(1);
+    await expect(companion).resolves.toMatchObject({ input: 'companion' });
+    const stuckErrors = errors.filter((error) => error instanceof WorkerStuckError);
+    expect(stuckErrors).toHaveLength(1);
+    expect((stuckErrors[0] as WorkerStuckError).taskNames).toContain('test.stuck');
+    expect(errors.filter((error) => !(error instanceof WorkerStuckError))).toEqual([]);
+  });
+
+  it('is not confused with a long task whose worker keeps its heartbeat', { timeout: 30_000 }, async () => {
+    const errors: unknown[] = [];
+    const pool = quickWatchPool(errors);
+    await expect(pool.run(sleepTask, { ms: 2_000 })).resolves.toMatchObject({ slept: 2_000 });
+    expect(errors).toEqual([]);
+  });
+
+  it('fails the task with 503 when the second worker gets stuck on it too', { timeout: 30_000 }, async () => {
+    const errors: unknown[] = [];
+    const pool = quickWatchPool(errors);
+    const counter = new SharedArrayBuffer(8);
+    await expect(pool.run(stuckTask, { counter, blockMs: 5_000, always: true })).rejects.toMatchObject({
+      code: 503,
+      message: 'task test.stuck was sent to two workers that both stopped answering; retry later',
+    });
+    expect(errors.filter((error) => error instanceof WorkerStuckError)).toHaveLength(2);
+    await expect(pool.run(echoTask, 'after')).resolves.toMatchObject({ input: 'after' });
   });
 });

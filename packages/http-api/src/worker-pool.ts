@@ -11,6 +11,7 @@
  * at once, so a lone request never waits for company.
  */
 import { existsSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -21,7 +22,7 @@ import { ServiceUnavailableError, UnknownTaskError, WorkerCrashedError } from '.
 import { resolveBuiltModule } from './task.js';
 import type { TaskDefinition } from './task.js';
 import type { RunTaskOptions, TaskRunner } from './task-runner.js';
-import { isLateOutcomePortAnnouncement } from './worker-protocol.js';
+import { WORKER_HEARTBEAT, WORKER_HEARTBEAT_INTERVAL_MS, isLateOutcomePortAnnouncement } from './worker-protocol.js';
 import type { LateOutcome, TaskBatchOutcome, TaskBatchRequest, TaskOutcome, TaskRequest, WorkerSetup } from './worker-protocol.js';
 import type { WorkerSignerSpec } from './issue/worker-signers.js';
 
@@ -65,7 +66,23 @@ export interface WorkerPoolOptions {
    * companions until its fetch ends, as it held its whole worker before).
    */
   maxTasksPerMessage?: number;
+  /**
+   * How long a message may stay unanswered while some worker has gone silent before that worker
+   * counts as stuck; default {@link DEFAULT_MESSAGE_TIMEOUT_MS}. Every worker posts a heartbeat from
+   * a timer every `heartbeatIntervalMs`; one not heard from for three intervals has an event loop
+   * that does not run (a native block; nothing certsmith runs computes for seconds without an
+   * await). The stuck worker is replaced and the tasks of the unanswered message go to another
+   * worker once (a second time they fail with 503). A message that is merely long (RSA-8192
+   * primes, a slow AIA server) while every worker keeps its heartbeat is left alone. See
+   * `docs/performance.md` ("A stuck worker").
+   */
+  messageTimeoutMs?: number;
+  /** Interval of the workers' heartbeats, ms; default {@link WORKER_HEARTBEAT_INTERVAL_MS} (tests shorten it). */
+  heartbeatIntervalMs?: number;
 }
+
+/** Default {@link WorkerPoolOptions.messageTimeoutMs}. */
+export const DEFAULT_MESSAGE_TIMEOUT_MS = 15_000;
 
 /** Default {@link WorkerPoolOptions.maxTasksPerMessage}. */
 export const DEFAULT_MAX_TASKS_PER_MESSAGE = 8;
@@ -185,8 +202,11 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     throw new Error(`worker entry ${filename} does not exist; build the workspace first (npm run build)`);
   }
   const keyPool = perWorkerKeyPool(options.keyPool, size);
+  const heartbeatIntervalMs = options.heartbeatIntervalMs ?? WORKER_HEARTBEAT_INTERVAL_MS;
+  if (!(heartbeatIntervalMs > 0)) throw new RangeError(`worker pool heartbeatIntervalMs must be positive, got ${heartbeatIntervalMs}`);
   const workerData: WorkerSetup = {
     taskModules,
+    heartbeatIntervalMs,
     ...(options.signers && options.signers.length > 0 ? { signers: options.signers } : {}),
     ...(keyPool !== null ? { keyPool } : {}),
   };
@@ -234,6 +254,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   const waiting = new TaskQueue();
   /** Messages sent to Piscina and not yet answered: at most one per worker. */
   let messagesInFlight = 0;
+  const messageTimeoutMs = options.messageTimeoutMs ?? DEFAULT_MESSAGE_TIMEOUT_MS;
+  if (!(messageTimeoutMs > 0)) throw new RangeError(`worker pool messageTimeoutMs must be positive, got ${messageTimeoutMs}`);
   let lastTaskId = 0;
   /** Tasks sent to a worker and not yet settled, by id. */
   const sent = new Map<number, PooledTask>();
@@ -241,6 +263,16 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   const lateByWorker = new Map<number, Set<PooledTask>>();
   /** Each worker's late-outcome port, by thread id: referenced (keeps the process up) while it owes outcomes. */
   const latePorts = new Map<number, MessagePort>();
+
+  /** When each worker was last heard from (any message on its late-outcome port, heartbeats included). */
+  const lastHeard = new Map<number, number>();
+  // Three missed heartbeats: see messageTimeoutMs.
+  const silenceMs = 3 * heartbeatIntervalMs;
+  const someWorkerSilent = (): boolean => {
+    const now = performance.now();
+    for (const heard of lastHeard.values()) if (now - heard > silenceMs) return true;
+    return false;
+  };
 
   // Each worker announces the port its late outcomes come back on (see worker.ts).
   piscina.on('message', (message: unknown) => {
@@ -255,14 +287,59 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     thread?.once('exit', () => {
       const owed = lateByWorker.get(worker);
       lateByWorker.delete(worker);
+      lastHeard.delete(worker);
       latePorts.get(worker)?.close();
       latePorts.delete(worker);
-      for (const item of owed ?? []) fail(item, lostTaskError(item, new Error(`worker thread ${worker} exited`)));
+      if (stoppedSilent.delete(worker)) resendOnce(owed ?? []);
+      else for (const item of owed ?? []) fail(item, lostTaskError(item, new Error(`worker thread ${worker} exited`)));
     });
   });
 
+  /** Send tasks again, once, ahead of the queue; those already sent twice fail with 503. */
+  function resendOnce(items: Iterable<PooledTask>): void {
+    const resend: PooledTask[] = [];
+    for (const item of items) {
+      if (item.state === 'settled') continue;
+      sent.delete(item.id);
+      if (!item.resent && closing === null && !item.timedOut) {
+        item.resent = true;
+        item.state = 'waiting';
+        item.cancellation = null;
+        resend.push(item);
+      } else fail(item, new ServiceUnavailableError(`task ${item.name} was sent to two workers that both stopped answering; retry later`, retryAfterSeconds));
+    }
+    waiting.unshift(resend);
+    dispatch();
+  }
+
+  // Tasks answered late belong to no message, so no message watchdog covers them: a worker silent
+  // for messageTimeoutMs that still owes late outcomes is stopped, and what it owed is sent again
+  // once it has exited (sent earlier, Piscina could still hand it to the exiting thread).
+  const stoppedSilent = new Set<number>();
+  const monitor = setInterval(() => {
+    const now = performance.now();
+    for (const [worker, owed] of lateByWorker) {
+      const heard = lastHeard.get(worker);
+      if (owed.size === 0 || stoppedSilent.has(worker) || heard === undefined || now - heard <= Math.max(messageTimeoutMs, silenceMs)) continue;
+      stoppedSilent.add(worker);
+      options.onError?.(new WorkerStuckError([...owed].map((item) => item.name), messageTimeoutMs));
+      void piscina.threads.find((thread) => thread.threadId === worker)?.terminate();
+      // A thread blocked in native code may never exit: then send the tasks on after a while anyway
+      // (if Piscina hands them to that thread, the message watchdog removes it).
+      setTimeout(() => {
+        const still = lateByWorker.get(worker);
+        lateByWorker.delete(worker);
+        if (still !== undefined) resendOnce(still);
+      }, silenceMs).unref();
+    }
+  }, heartbeatIntervalMs);
+  monitor.unref();
+
   function watchLateOutcomes(worker: number, port: MessagePort): void {
-    port.on('message', (late: LateOutcome) => {
+    lastHeard.set(worker, performance.now());
+    port.on('message', (late: LateOutcome | typeof WORKER_HEARTBEAT) => {
+      lastHeard.set(worker, performance.now());
+      if (late === WORKER_HEARTBEAT) return;
       const item = sent.get(late.id);
       if (item !== undefined) settle(item, late.outcome);
     });
@@ -313,6 +390,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   function lostTaskError(item: { readonly name: string; readonly timedOut: boolean; readonly cancellation?: TaskCancellation | null }, error: unknown): unknown {
     if (item.timedOut) return new ServiceUnavailableError(`task ${item.name} did not finish within ${taskTimeoutMs} ms`, retryAfterSeconds);
     const stoppedBy = item.cancellation?.stoppedBy;
+    if (stoppedBy === STUCK_WORKER) {
+      return new ServiceUnavailableError(`task ${item.name} was sent to two workers that both stopped answering; retry later`, retryAfterSeconds);
+    }
     if (stoppedBy !== undefined) {
       return new ServiceUnavailableError(
         `task ${item.name} was stopped with its worker: task ${stoppedBy}, sent with it, did not finish within ${taskTimeoutMs} ms`,
@@ -348,8 +428,22 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       sent.set(item.id, item);
       batch.push({ id: item.id, task: item.name, input: item.input });
     }
+    // Unanswered for messageTimeoutMs while a worker has gone silent: that worker is stuck (see
+    // messageTimeoutMs); replace it and resend the tasks. While every worker still sends its
+    // heartbeat, the message is merely long (RSA-8192 primes, a slow AIA server): keep waiting.
+    let watchdog: ReturnType<typeof setTimeout>;
+    const watch = (): void => {
+      watchdog = setTimeout(() => {
+        if (!someWorkerSilent()) return watch();
+        options.onError?.(new WorkerStuckError(items.map((item) => item.name), messageTimeoutMs));
+        cancellation.abort(new DOMException('worker did not answer', 'TimeoutError'), STUCK_WORKER);
+      }, messageTimeoutMs);
+      watchdog.unref();
+    };
+    watch();
     piscina.run({ batch } satisfies TaskBatchRequest, { signal: cancellation }).then(
       (answer: TaskBatchOutcome) => {
+        clearTimeout(watchdog);
         messagesInFlight -= 1;
         workersProven = true;
         items.forEach((item, index) => {
@@ -370,9 +464,14 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         dispatch();
       },
       (error: unknown) => {
+        clearTimeout(watchdog);
         messagesInFlight -= 1;
-        for (const item of items) fail(item, lostTaskError(item, error));
-        dispatch();
+        const unanswered = items.filter((item) => item.state === 'sent');
+        if (cancellation.stoppedBy === STUCK_WORKER) resendOnce(unanswered);
+        else {
+          for (const item of unanswered) fail(item, lostTaskError(item, error));
+          dispatch();
+        }
       },
     );
   }
@@ -443,10 +542,28 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       }
     },
     close() {
+      clearInterval(monitor);
       closing ??= piscina.close();
       return closing;
     },
   };
+}
+
+/** `TaskCancellation.stoppedBy` of a message whose worker stopped answering. */
+const STUCK_WORKER = '(worker stopped answering)';
+
+/**
+ * Reported through `onError` (the server logs it) when a worker stopped answering (see
+ * `messageTimeoutMs`): the worker is replaced and its tasks are sent to another one.
+ */
+export class WorkerStuckError extends Error {
+  constructor(
+    readonly taskNames: readonly string[],
+    readonly timeoutMs: number,
+  ) {
+    super(`a worker thread stopped answering for ${timeoutMs} ms (tasks: ${taskNames.join(', ')}); it was replaced and its tasks were sent to another worker`);
+    this.name = 'WorkerStuckError';
+  }
 }
 
 /**
@@ -457,6 +574,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
 class PooledTask {
   state: 'waiting' | 'sent' | 'late' | 'settled' = 'waiting';
   timedOut = false;
+  /** Already sent once to a worker that never answered (see messageTimeoutMs). */
+  resent = false;
   timer: ReturnType<typeof setTimeout> | undefined = undefined;
   /** Stops the message this task was sent in. */
   cancellation: TaskCancellation | null = null;
@@ -487,6 +606,13 @@ class TaskQueue {
 
   push(item: PooledTask): void {
     this.items.push(item);
+  }
+
+  /** Put tasks back at the front, in their order. */
+  unshift(items: readonly PooledTask[]): void {
+    if (items.length === 0) return;
+    this.items = [...items, ...this.items.slice(this.head)];
+    this.head = 0;
   }
 
   /** Take up to `count` tasks from the front. */

@@ -14,6 +14,8 @@ export interface WorkerSetup {
   signers?: readonly WorkerSignerSpec[];
   /** This worker's share of the server's key pool (`--key-pool`), per key spec name. */
   keyPool?: Record<string, number>;
+  /** Interval of this worker's heartbeat on its late-outcome port, ms (default {@link WORKER_HEARTBEAT_INTERVAL_MS}). */
+  heartbeatIntervalMs?: number;
 }
 
 /** One task to run. */
@@ -59,6 +61,15 @@ export interface LateOutcome {
   id: number;
   outcome: TaskOutcome;
 }
+
+/**
+ * Posted by every worker on its late-outcome port from a timer: the pool tells a worker whose event
+ * loop no longer runs (stuck) from one busy with a long task.
+ */
+export const WORKER_HEARTBEAT = 'certsmith.heartbeat';
+
+/** Default interval of the heartbeat, ms. */
+export const WORKER_HEARTBEAT_INTERVAL_MS = 2_000;
 
 /** Key of the message by which a worker hands the pool its late-outcome port (on `parentPort`). */
 export const LATE_OUTCOME_PORT = 'certsmith.lateOutcomePort';

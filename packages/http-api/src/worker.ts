@@ -13,7 +13,7 @@ import { startWorkerKeyPool } from './issue/worker-key-pool.js';
 import { isTaskDefinition } from './task.js';
 import { trackTask } from './worker-activity.js';
 import type { TaskDefinition } from './task.js';
-import { LATE_OUTCOME_PORT } from './worker-protocol.js';
+import { LATE_OUTCOME_PORT, WORKER_HEARTBEAT, WORKER_HEARTBEAT_INTERVAL_MS } from './worker-protocol.js';
 import type { LateOutcome, LateOutcomePortAnnouncement, TaskBatchOutcome, TaskBatchRequest, TaskOutcome, TaskRequest, WorkerSetup } from './worker-protocol.js';
 
 const loaded = new Map<string, Promise<TaskDefinition>>();
@@ -34,6 +34,8 @@ function announceLateOutcomePort(): MessagePort | null {
   parentPort.postMessage(announcement, [port2]);
   // Piscina's own port keeps the thread alive; this one must not keep it from exiting.
   port1.unref();
+  const interval = (workerData as WorkerSetup | undefined)?.heartbeatIntervalMs ?? WORKER_HEARTBEAT_INTERVAL_MS;
+  setInterval(() => port1.postMessage(WORKER_HEARTBEAT), interval).unref();
   return port1;
 }
 

@@ -39,3 +39,18 @@ export const delayedExitTask = defineTask({
   module: import.meta.url,
   run: ({ ms }) => new Promise(() => setTimeout(() => process.exit(4), ms)),
 });
+
+/**
+ * Blocks its worker's event loop for `blockMs` (a stand-in for a thread stuck in native code) on its
+ * first run, or on every run with `always`; `counter` (a SharedArrayBuffer) numbers the attempts.
+ */
+export const stuckTask = defineTask({
+  name: 'test.stuck',
+  module: import.meta.url,
+  run: ({ counter, blockMs, always }) => {
+    const cells = new Int32Array(counter);
+    const attempt = Atomics.add(cells, 0, 1);
+    if (attempt === 0 || always) Atomics.wait(cells, 1, 0, blockMs);
+    return { attempt, threadId };
+  },
+});
