@@ -76,61 +76,62 @@ describe('createWorkerPool taskTimeoutMs', () => {
   });
 });
 
-describe('createWorkerPool batches', () => {
-  const tasks = [gateTask, echoTask, codedFailureTask, rendezvousTask, sleepTask, delayedExitTask];
+/**
+ * Run `queue` while the pool's only worker is held by a gate task, then open the gate: what `queue`
+ * started waits meanwhile, so it goes to the worker in one message.
+ */
+async function sentTogether<T extends Promise<unknown>[]>(pool: WorkerPool, queue: () => T): Promise<T> {
+  const gate = new SharedArrayBuffer(4);
+  const blocker = pool.run(gateTask, { gate, timeoutMs: 20_000 });
+  const queued = queue();
+  openGate(gate);
+  await expect(blocker).resolves.toEqual({ opened: true });
+  return queued;
+}
 
-  it('sends the tasks waiting for a busy worker to it together once it frees up', async () => {
-    const pool = createWorkerPool({ size: 1, tasks });
-    try {
-      const gate = new SharedArrayBuffer(4);
-      const blocker = pool.run(gateTask, { gate, timeoutMs: 20_000 });
-      const waiting = [1, 2, 3, 4].map(() => pool.run(rendezvousTask, { expected: 4, timeoutMs: 10_000 }));
-      openGate(gate);
-      await expect(blocker).resolves.toEqual({ opened: true });
+/** A pool made for one test and closed after it. */
+async function withPool(options: Parameters<typeof createWorkerPool>[0], use: (pool: WorkerPool) => Promise<void>): Promise<void> {
+  const pool = createWorkerPool(options);
+  try {
+    await use(pool);
+  } finally {
+    await pool.close();
+  }
+}
+
+describe('createWorkerPool batches', () => {
+  const tasks = [gateTask, echoTask, codedFailureTask, rendezvousTask];
+
+  it('sends the tasks waiting for a busy worker to it together once it frees up', () =>
+    withPool({ size: 1, tasks }, async (pool) => {
+      const waiting = await sentTogether(pool, () => [1, 2, 3, 4].map(() => pool.run(rendezvousTask, { expected: 4, timeoutMs: 10_000 })));
       // All four were running in the worker at the same time: they came in one message.
       await expect(Promise.all(waiting)).resolves.toEqual([{ met: 4 }, { met: 4 }, { met: 4 }, { met: 4 }]);
-    } finally {
-      await pool.close();
-    }
-  });
+    }));
 
-  it('gives each task of a message its own answer, results and coded errors alike', async () => {
-    const pool = createWorkerPool({ size: 1, tasks });
-    try {
-      const gate = new SharedArrayBuffer(4);
-      const blocker = pool.run(gateTask, { gate, timeoutMs: 20_000 });
-      const first = pool.run(echoTask, 'first');
-      const failing = pool.run(codedFailureTask, {}).catch((error: unknown) => error);
-      const second = pool.run(echoTask, 'second');
-      openGate(gate);
-      await blocker;
-      expect((await first).input).toBe('first');
+  it('gives each task of a message its own answer, results and coded errors alike', () =>
+    withPool({ size: 1, tasks }, async (pool) => {
+      const [first, failing, second] = await sentTogether(pool, () => [
+        pool.run(echoTask, 'first'),
+        pool.run(codedFailureTask, {}).catch((error: unknown) => error),
+        pool.run(echoTask, 'second'),
+      ]);
+      expect(((await first) as { input: unknown }).input).toBe('first');
       expect(await failing).toMatchObject({ code: 1002, message: 'Failed to decode certificate' });
-      expect((await second).input).toBe('second');
+      expect(((await second) as { input: unknown }).input).toBe('second');
       expect(pool.pending).toBe(0);
-    } finally {
-      await pool.close();
-    }
-  });
+    }));
 
   it('sends every task alone with maxTasksPerMessage 1', async () => {
-    const pool = createWorkerPool({ size: 1, tasks, maxTasksPerMessage: 1 });
-    try {
-      const gate = new SharedArrayBuffer(4);
-      const blocker = pool.run(gateTask, { gate, timeoutMs: 20_000 });
-      const waiting = [1, 2].map(() => pool.run(rendezvousTask, { expected: 2, timeoutMs: 300 }));
-      openGate(gate);
-      await blocker;
+    await withPool({ size: 1, tasks, maxTasksPerMessage: 1 }, async (pool) => {
+      const waiting = await sentTogether(pool, () => [1, 2].map(() => pool.run(rendezvousTask, { expected: 2, timeoutMs: 300 })));
       await expect(Promise.all(waiting)).resolves.toEqual([{ met: 1 }, { met: 1 }]);
-    } finally {
-      await pool.close();
-    }
+    });
     expect(() => createWorkerPool({ size: 1, tasks, maxTasksPerMessage: 0 })).toThrow(RangeError);
   });
 
-  it('times out a task that waited too long for a worker with a 503, and the pool carries on', async () => {
-    const pool = createWorkerPool({ size: 1, tasks, taskTimeoutMs: 1_500 });
-    try {
+  it('times out a task that waited too long for a worker with a 503, and the pool carries on', () =>
+    withPool({ size: 1, tasks, taskTimeoutMs: 1_500 }, async (pool) => {
       const gate = new SharedArrayBuffer(4);
       const blocker = pool.run(gateTask, { gate, timeoutMs: 20_000 });
       const queued = pool.run(echoTask, 'late');
@@ -138,14 +139,10 @@ describe('createWorkerPool batches', () => {
       await expect(queued).rejects.toMatchObject({ code: 503, message: 'task test.echo did not finish within 1500 ms' });
       await expect(pool.run(echoTask, 'after')).resolves.toMatchObject({ input: 'after' });
       expect(pool.pending).toBe(0);
-    } finally {
-      await pool.close();
-    }
-  });
+    }));
 
-  it('fails the tasks sent with one that timed out with a 503 naming it, and serves the next', async () => {
-    const pool = createWorkerPool({ size: 1, tasks, taskTimeoutMs: 2_500 });
-    try {
+  it('fails the tasks sent with one that timed out with a 503 naming it, and serves the next', () =>
+    withPool({ size: 1, tasks, taskTimeoutMs: 2_500 }, async (pool) => {
       const opener = new SharedArrayBuffer(4);
       const never = new SharedArrayBuffer(4);
       const blocker = pool.run(gateTask, { gate: opener, timeoutMs: 20_000 });
@@ -160,69 +157,43 @@ describe('createWorkerPool batches', () => {
         message: 'task test.echo was stopped with its worker: task test.gate, sent with it, did not finish within 2500 ms',
       });
       await expect(pool.run(echoTask, 'after')).resolves.toMatchObject({ input: 'after' });
-    } finally {
-      await pool.close();
-    }
-  });
+    }));
 });
 
 describe('createWorkerPool late outcomes', () => {
   const tasks = [gateTask, echoTask, sleepTask, delayedExitTask];
 
-  /** A pool of one worker with `queued` sent to it in one message. */
-  async function sentTogether<T extends Promise<unknown>[]>(pool: WorkerPool, queue: () => T): Promise<T> {
-    const gate = new SharedArrayBuffer(4);
-    const blocker = pool.run(gateTask, { gate, timeoutMs: 20_000 });
-    const queued = queue();
-    openGate(gate);
-    await blocker;
-    return queued;
-  }
-
-  it('answers the quick tasks of a message at once, and a task waiting on I/O when it is done', async () => {
-    const pool = createWorkerPool({ size: 1, tasks });
-    try {
+  it('answers the quick tasks of a message at once, and a task waiting on I/O when it is done', () =>
+    withPool({ size: 1, tasks }, async (pool) => {
       const settledAt: Record<string, number> = {};
       const [slow, quick] = await sentTogether(pool, () => [
         pool.run(sleepTask, { ms: 1_500 }).then((result) => ((settledAt.slow = performance.now()), result)),
         pool.run(echoTask, 'quick').then((result) => ((settledAt.quick = performance.now()), result)),
       ]);
-      expect((await quick).input).toBe('quick');
+      expect(((await quick) as { input: unknown }).input).toBe('quick');
       // Meanwhile the worker takes new work instead of waiting for the slow task.
       const next = await pool.run(echoTask, 'next');
       expect(settledAt.slow).toBeUndefined();
       await expect(slow).resolves.toMatchObject({ slept: 1_500, threadId: next.threadId });
       expect(settledAt.slow! - settledAt.quick!).toBeGreaterThan(1_000);
       expect(pool.pending).toBe(0);
-    } finally {
-      await pool.close();
-    }
-  });
+    }));
 
-  it('fails a late task whose worker exits with a coded 500, and replaces the worker', async () => {
-    const pool = createWorkerPool({ size: 1, tasks });
-    try {
+  it('fails a late task whose worker exits with a coded 500, and replaces the worker', () =>
+    withPool({ size: 1, tasks }, async (pool) => {
       const [dying, quick] = await sentTogether(pool, () => [pool.run(delayedExitTask, { ms: 300 }), pool.run(echoTask, 'quick')]);
       const { threadId: before } = await quick;
       await expect(dying).rejects.toMatchObject({ code: 500, name: 'WorkerCrashedError' });
-      const after = await pool.run(echoTask, 'after');
-      expect(after.threadId).not.toBe(before);
-    } finally {
-      await pool.close();
-    }
-  });
+      expect((await pool.run(echoTask, 'after')).threadId).not.toBe(before);
+    }));
 
-  it('times out a late task with a 503 and leaves its worker serving', async () => {
-    const pool = createWorkerPool({ size: 1, tasks, taskTimeoutMs: 1_500 });
-    try {
+  it('times out a late task with a 503 and leaves its worker serving', () =>
+    withPool({ size: 1, tasks, taskTimeoutMs: 1_500 }, async (pool) => {
       const [slow, quick] = await sentTogether(pool, () => [pool.run(sleepTask, { ms: 4_000 }), pool.run(echoTask, 'quick')]);
       const { threadId: before } = await quick;
       await expect(slow).rejects.toMatchObject({ code: 503, message: 'task test.sleep did not finish within 1500 ms' });
       expect((await pool.run(echoTask, 'after')).threadId).toBe(before);
-    } finally {
-      await pool.close();
-    }
-  });
+    }));
 });
 
 describe('createWorkerPool close', () => {

@@ -6,3 +6,4 @@ export declare const plainFailureTask: TaskDefinition<unknown, never>;
 export declare const gateTask: TaskDefinition<{ gate: SharedArrayBuffer; timeoutMs: number }, { opened: boolean }>;
 export declare const rendezvousTask: TaskDefinition<{ expected: number; timeoutMs: number }, { met: number }>;
 export declare const sleepTask: TaskDefinition<{ ms: number }, { slept: number; threadId: number }>;
+export declare const keyPoolStatsTask: TaskDefinition<unknown, { [spec: string]: unknown } | null>;
