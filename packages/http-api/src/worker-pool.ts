@@ -268,10 +268,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   const lastHeard = new Map<number, number>();
   // Three missed heartbeats: see messageTimeoutMs.
   const silenceMs = 3 * heartbeatIntervalMs;
-  const someWorkerSilent = (): boolean => {
+  const silentWorkers = (): number[] => {
     const now = performance.now();
-    for (const heard of lastHeard.values()) if (now - heard > silenceMs) return true;
-    return false;
+    return [...lastHeard].filter(([, heard]) => now - heard > silenceMs).map(([worker]) => worker);
   };
 
   // Each worker announces the port its late outcomes come back on (see worker.ts).
@@ -312,25 +311,36 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     dispatch();
   }
 
-  // Tasks answered late belong to no message, so no message watchdog covers them: a worker silent
-  // for messageTimeoutMs that still owes late outcomes is stopped, and what it owed is sent again
-  // once it has exited (sent earlier, Piscina could still hand it to the exiting thread).
+  /**
+   * Stop a worker that has gone silent and send what it owed as late outcomes again once it has
+   * exited (sent earlier, Piscina could still hand them to the exiting thread). It is forgotten
+   * until heard from again: a thread blocked in native code never exits, and must not make every
+   * later long message look stuck.
+   */
   const stoppedSilent = new Set<number>();
+  function stopSilentWorker(worker: number): void {
+    if (stoppedSilent.has(worker)) return;
+    stoppedSilent.add(worker);
+    lastHeard.delete(worker);
+    void piscina.threads.find((thread) => thread.threadId === worker)?.terminate();
+    // Such a thread may never exit: then send its tasks on after a while anyway (if Piscina hands
+    // them to that thread, the message watchdog removes it).
+    setTimeout(() => {
+      const owed = lateByWorker.get(worker);
+      lateByWorker.delete(worker);
+      if (owed !== undefined) resendOnce(owed);
+    }, silenceMs).unref();
+  }
+
+  // Tasks answered late belong to no message, so no message watchdog covers them: a worker silent
+  // for messageTimeoutMs while it owes late outcomes is stopped the same way.
   const monitor = setInterval(() => {
     const now = performance.now();
     for (const [worker, owed] of lateByWorker) {
       const heard = lastHeard.get(worker);
-      if (owed.size === 0 || stoppedSilent.has(worker) || heard === undefined || now - heard <= Math.max(messageTimeoutMs, silenceMs)) continue;
-      stoppedSilent.add(worker);
+      if (owed.size === 0 || heard === undefined || now - heard <= Math.max(messageTimeoutMs, silenceMs)) continue;
       options.onError?.(new WorkerStuckError([...owed].map((item) => item.name), messageTimeoutMs));
-      void piscina.threads.find((thread) => thread.threadId === worker)?.terminate();
-      // A thread blocked in native code may never exit: then send the tasks on after a while anyway
-      // (if Piscina hands them to that thread, the message watchdog removes it).
-      setTimeout(() => {
-        const still = lateByWorker.get(worker);
-        lateByWorker.delete(worker);
-        if (still !== undefined) resendOnce(still);
-      }, silenceMs).unref();
+      stopSilentWorker(worker);
     }
   }, heartbeatIntervalMs);
   monitor.unref();
@@ -434,9 +444,11 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     let watchdog: ReturnType<typeof setTimeout>;
     const watch = (): void => {
       watchdog = setTimeout(() => {
-        if (!someWorkerSilent()) return watch();
+        const silent = silentWorkers();
+        if (silent.length === 0) return watch();
         options.onError?.(new WorkerStuckError(items.map((item) => item.name), messageTimeoutMs));
         cancellation.abort(new DOMException('worker did not answer', 'TimeoutError'), STUCK_WORKER);
+        for (const worker of silent) stopSilentWorker(worker);
       }, messageTimeoutMs);
       watchdog.unref();
     };
