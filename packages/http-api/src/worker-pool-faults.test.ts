@@ -59,20 +59,24 @@ describe('worker faults', () => {
 });
 
 describe('a stuck worker', () => {
-  /** A pool that notices a silent worker within about a second. */
+  /**
+   * A pool that notices a silent worker within a few seconds: heartbeats every second, silent after
+   * 3 s. Shorter margins made these tests fail on a loaded machine, where a worker that is starting
+   * (importing its modules) or a timer can be late by more than a second.
+   */
   function quickWatchPool(errors: unknown[]): WorkerPool {
     const pool = createWorkerPool({
       size: 1,
       tasks: [stuckTask, echoTask, gateTask, sleepTask],
-      heartbeatIntervalMs: 100,
-      messageTimeoutMs: 500,
+      heartbeatIntervalMs: 1_000,
+      messageTimeoutMs: 3_000,
       onError: (error) => errors.push(error),
     });
     pools.push(pool);
     return pool;
   }
 
-  it('is replaced, and the tasks of its unanswered message are sent to the new worker', { timeout: 30_000 }, async () => {
+  it('is replaced, and the tasks of its unanswered message are sent to the new worker', { timeout: 60_000 }, async () => {
     const errors: unknown[] = [];
     const pool = quickWatchPool(errors);
     const gate = new SharedArrayBuffer(4);
@@ -80,7 +84,7 @@ describe('a stuck worker', () => {
     const blocker = pool.run(gateTask, { gate, timeoutMs: 20_000 });
     // Sent together once the blocker is done. The stuck task blocks its thread either inside the
     // message or, when its module loads after the echo has settled, as a late task: both are caught.
-    const stuck = pool.run(stuckTask, { counter, blockMs: 10_000 });
+    const stuck = pool.run(stuckTask, { counter, blockMs: 25_000 });
     const companion = pool.run(echoTask, 'companion');
     Atomics.store(new Int32Array(gate), 0, 1);
     Atomics.notify(new Int32Array(gate), 0);
@@ -94,18 +98,18 @@ describe('a stuck worker', () => {
     expect(errors.filter((error) => !(error instanceof WorkerStuckError))).toEqual([]);
   });
 
-  it('is not confused with a long task whose worker keeps its heartbeat', { timeout: 30_000 }, async () => {
+  it('is not confused with a long task whose worker keeps its heartbeat', { timeout: 60_000 }, async () => {
     const errors: unknown[] = [];
     const pool = quickWatchPool(errors);
-    await expect(pool.run(sleepTask, { ms: 2_000 })).resolves.toMatchObject({ slept: 2_000 });
+    await expect(pool.run(sleepTask, { ms: 7_000 })).resolves.toMatchObject({ slept: 7_000 });
     expect(errors).toEqual([]);
   });
 
-  it('fails the task with 503 when the second worker gets stuck on it too', { timeout: 30_000 }, async () => {
+  it('fails the task with 503 when the second worker gets stuck on it too', { timeout: 60_000 }, async () => {
     const errors: unknown[] = [];
     const pool = quickWatchPool(errors);
     const counter = new SharedArrayBuffer(8);
-    await expect(pool.run(stuckTask, { counter, blockMs: 5_000, always: true })).rejects.toMatchObject({
+    await expect(pool.run(stuckTask, { counter, blockMs: 25_000, always: true })).rejects.toMatchObject({
       code: 503,
       message: 'task test.stuck was sent to two workers that both stopped answering; retry later',
     });
