@@ -280,7 +280,13 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   // A worker is gone (crash, timeout, shutdown): what it still owed will never come. Counted on the
   // thread's 'exit', which Piscina handles first (it listened first): a task retried at once is not
   // sent to the thread that is going away, as it could be on the port's 'close'.
+  // Workers that finished starting (Piscina's 'workerCreate' comes once a worker is ready).
+  let started = 0;
+  let allStarted: () => void = () => undefined;
+  const initialWorkersStarted = new Promise<void>((resolve) => (allStarted = resolve));
   piscina.on('workerCreate', (created: { id: number }) => {
+    started += 1;
+    if (started >= size) allStarted();
     const worker = created.id;
     const thread = piscina.threads.find((candidate) => candidate.threadId === worker);
     thread?.once('exit', () => {
@@ -555,11 +561,22 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     },
     close() {
       clearInterval(monitor);
-      closing ??= piscina.close();
+      closing ??= (async () => {
+        // A worker is not terminated in the middle of starting (module evaluation, its late-outcome
+        // port in transfer): stopping a thread there is where Node aborts the whole process. One
+        // that never starts (a broken build) is waited for only briefly.
+        let wait: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([initialWorkersStarted, new Promise<void>((resolve) => (wait = setTimeout(resolve, STARTING_WORKERS_WAIT_MS)))]);
+        clearTimeout(wait);
+        await piscina.close();
+      })();
       return closing;
     },
   };
 }
+
+/** Longest `close()` waits for the pool's first workers to finish starting before stopping them. */
+const STARTING_WORKERS_WAIT_MS = 5_000;
 
 /** `TaskCancellation.stoppedBy` of a message whose worker stopped answering. */
 const STUCK_WORKER = '(worker stopped answering)';
