@@ -563,8 +563,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       clearInterval(monitor);
       closing ??= (async () => {
         // A worker is not terminated in the middle of starting (module evaluation, its late-outcome
-        // port in transfer): stopping a thread there is where Node aborts the whole process. One
-        // that never starts (a broken build) is waited for only briefly.
+        // port in transfer): the likely cause of one SIGABRT at shutdown right after start-up in CI
+        // (not reproduced locally). One that never starts (a broken build) is waited for briefly.
         let wait: ReturnType<typeof setTimeout> | undefined;
         await Promise.race([initialWorkersStarted, new Promise<void>((resolve) => (wait = setTimeout(resolve, STARTING_WORKERS_WAIT_MS)))]);
         clearTimeout(wait);
