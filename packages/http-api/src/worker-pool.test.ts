@@ -2,7 +2,7 @@ import { threadId } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeNewCertificateRequest } from '@certsmith/issuer';
 import { delayedExitTask } from '../test-fixtures/crash-tasks.mjs';
-import { codedFailureTask, echoTask, gateTask, keyPoolStatsTask, plainFailureTask, rendezvousTask, sleepTask } from '../test-fixtures/test-tasks.mjs';
+import { codedFailureTask, echoTask, gateTask, keyPoolStatsTask, plainFailureTask, rendezvousTask, sleepTask, uncloneableLaterTask } from '../test-fixtures/test-tasks.mjs';
 import { keyAndCsrTask } from './issue/key-and-csr-task.js';
 import { ServiceUnavailableError, UnknownTaskError } from './errors.js';
 import { defineTask } from './task.js';
@@ -161,7 +161,7 @@ describe('createWorkerPool batches', () => {
 });
 
 describe('createWorkerPool late outcomes', () => {
-  const tasks = [gateTask, echoTask, sleepTask, delayedExitTask];
+  const tasks = [gateTask, echoTask, sleepTask, delayedExitTask, uncloneableLaterTask];
 
   it('answers the quick tasks of a message at once, and a task waiting on I/O when it is done', () =>
     withPool({ size: 1, tasks }, async (pool) => {
@@ -185,6 +185,14 @@ describe('createWorkerPool late outcomes', () => {
       const { threadId: before } = await quick;
       await expect(dying).rejects.toMatchObject({ code: 500, name: 'WorkerCrashedError' });
       expect((await pool.run(echoTask, 'after')).threadId).not.toBe(before);
+    }));
+
+  it('fails a late task whose answer cannot cross threads, and the worker carries on', () =>
+    withPool({ size: 1, tasks }, async (pool) => {
+      const [uncloneable, quick] = await sentTogether(pool, () => [pool.run(uncloneableLaterTask, { ms: 200 }), pool.run(echoTask, 'quick')]);
+      const { threadId: before } = (await quick) as { threadId: number };
+      await expect(uncloneable).rejects.toMatchObject({ message: expect.stringContaining('could not be cloned') });
+      expect((await pool.run(echoTask, 'after')).threadId).toBe(before);
     }));
 
   it('times out a late task with a 503 and leaves its worker serving', () =>

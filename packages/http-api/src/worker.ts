@@ -61,7 +61,7 @@ async function runTaskBatch(message: TaskBatchRequest): Promise<TaskBatchOutcome
     message.batch.map(async (request, index) => {
       const outcome = await runTaskRequest(request);
       if (!answered) outcomes[index] = outcome;
-      else lateOutcomes!.postMessage({ id: request.id, outcome } satisfies LateOutcome);
+      else postLateOutcome(request.id, outcome);
     }),
   );
   // A lone task has no one to hold up: its message is simply answered when it is done.
@@ -69,6 +69,15 @@ async function runTaskBatch(message: TaskBatchRequest): Promise<TaskBatchOutcome
   else await settled;
   answered = true;
   return { outcomes, worker: threadId };
+}
+
+/** Post a late outcome; one that cannot be cloned (a task returned a function) goes back as its error. */
+function postLateOutcome(id: number, outcome: TaskOutcome): void {
+  try {
+    lateOutcomes!.postMessage({ id, outcome } satisfies LateOutcome);
+  } catch (error) {
+    lateOutcomes!.postMessage({ id, outcome: { ok: false, error: toErrorPayload(error) } } satisfies LateOutcome);
+  }
 }
 
 /** Run one task request; never throws (failures come back as `{ ok: false, error }`). */

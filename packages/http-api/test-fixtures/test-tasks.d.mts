@@ -7,3 +7,4 @@ export declare const gateTask: TaskDefinition<{ gate: SharedArrayBuffer; timeout
 export declare const rendezvousTask: TaskDefinition<{ expected: number; timeoutMs: number }, { met: number }>;
 export declare const sleepTask: TaskDefinition<{ ms: number }, { slept: number; threadId: number }>;
 export declare const keyPoolStatsTask: TaskDefinition<unknown, { [spec: string]: unknown } | null>;
+export declare const uncloneableLaterTask: TaskDefinition<{ ms: number }, unknown>;

@@ -94,3 +94,10 @@ export const sleepTask = defineTask({
   module: import.meta.url,
   run: ({ ms }) => new Promise((resolve) => setTimeout(() => resolve({ slept: ms, threadId }), ms)),
 });
+
+/** Answers, after a timer, with something structured clone refuses (a function). */
+export const uncloneableLaterTask = defineTask({
+  name: 'test.uncloneable-later',
+  module: import.meta.url,
+  run: ({ ms }) => new Promise((resolve) => setTimeout(() => resolve({ callback: () => 1 }), ms)),
+});
