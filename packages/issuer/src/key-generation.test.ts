@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { createPrivateKey } from 'node:crypto';
 
 import { describe, expect, it } from 'vitest';
@@ -85,4 +86,20 @@ describe('privateKeyPemFromJwk', () => {
     expect(der(key.privateKeyPem)).toBe(key.privateKey.export({ type, format: 'der' }).toString('base64'));
     expect(Buffer.from(key.spki).toString('base64')).toBe(key.publicKey.export({ type: 'spki', format: 'der' }).toString('base64'));
   });
+});
+
+describe('key generation under garbage collection', () => {
+  it('never deadlocks its thread when a GC finalizes the generation job during the key export (Node 20)', () => {
+    // The same loop with `generateKeyPairSync` + JWK export stopped for good within ≈0.5 s of CPU
+    // (gdb: `~KeyGenJob` waiting on the key's mutex held by `ExportJWKEcKey`). Run in a child
+    // process so that a deadlock is a timeout here, not a hung test runner.
+    const issuer = new URL('../dist/index.js', import.meta.url).href;
+    const script = `const { generateKeyInThread, resolveKeySpec } = await import(${JSON.stringify(issuer)});
+      const { sign } = await import('node:crypto');
+      const spec = resolveKeySpec({ algo: 'ecdsa', size: 256 });
+      for (let i = 0; i < 10000; i++) sign('sha256', new Uint8Array(300), (await generateKeyInThread(spec)).privateKey);
+      console.log('done');`;
+    const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { timeout: 120_000, encoding: 'utf8' });
+    expect({ status: result.status, signal: result.signal, stdout: result.stdout.trim() }).toEqual({ status: 0, signal: null, stdout: 'done' });
+  }, 150_000);
 });

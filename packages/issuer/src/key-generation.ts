@@ -5,9 +5,8 @@
  * B.3.6 key generation); `{ rsa: 'openssl' }` selects `generateKeyPair` instead, for comparison.
  * Limits and texts are CFSSL's (`csr.KeyRequest.Generate`), all code 2400.
  */
-import { generateKeyPair, generateKeyPairSync } from 'node:crypto';
+import { generateKeyPair } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
-import { promisify } from 'node:util';
 
 import { derBitString, derExplicit, derInteger, derNull, derOctetString, derOid, derSequence, encodePem } from '@certsmith/x509-core';
 
@@ -16,7 +15,39 @@ import { DEFAULT_KEY_REQUEST } from './certificate-request.js';
 import { KeyGenerationError } from './errors.js';
 import { generateRsaKeyFromPrimes } from './rsa-key-from-primes.js';
 
-const generateKeyPairAsync = promisify(generateKeyPair);
+/*
+ * Why every key pair comes with its generation job, kept alive as long as the pair is used: in
+ * Node 20, a key pair made by `generateKeyPair(Sync)` shares a mutex with its `KeyGenJob`, whose
+ * destructor takes that mutex. `KeyObject.export({ format: 'jwk' })` holds the mutex while it
+ * allocates; if that allocation triggers a GC which finalizes the (already unreachable) job, the
+ * thread waits on a mutex it holds itself, forever, with no CPU. Caught with gdb in a stuck worker
+ * (`~KeyGenJob` → `uv_mutex_lock` under `ExportJWKEcKey`), and reproduced standalone by looping
+ * `generateKeyPairSync('ec') + export({ format: 'jwk' }) + sign` (stuck after ≈0.5 s). The
+ * asynchronous `generateKeyPair` calls back with the job as `this`: holding it until the pair is
+ * dropped means the job can only be finalized together with its keys, never during their use.
+ */
+const GENERATION_JOB = Symbol('generation job');
+
+/** `generateKeyPair` resolving with the pair and its job (see above). */
+function generateKeyPairWithJob(type: 'rsa' | 'ec' | 'ed25519', options: object | undefined): Promise<KeyPairWithJob> {
+  return new Promise((resolve, reject) => {
+    const callback = function (this: unknown, error: Error | null, publicKey: KeyObject, privateKey: KeyObject): void {
+      if (error) reject(error);
+      else resolve({ publicKey, privateKey, job: this });
+    };
+    (generateKeyPair as unknown as (type: string, options: object, callback: (this: unknown, error: Error | null, publicKey: KeyObject, privateKey: KeyObject) => void) => void)(
+      type,
+      options ?? {},
+      callback,
+    );
+  });
+}
+
+interface KeyPairWithJob {
+  publicKey: KeyObject;
+  privateKey: KeyObject;
+  job: unknown;
+}
 
 /** A validated key request. */
 export type KeySpec =
@@ -168,17 +199,17 @@ export interface GenerateKeyOptions {
 /** Generate a key pair for a validated spec (asynchronous; never blocks the calling thread on prime search). */
 export async function generateKey(spec: KeySpec, options: GenerateKeyOptions = {}): Promise<GeneratedKey> {
   if (spec.algorithm === 'RSA' && options.rsa !== 'openssl') return generateRsaKey(spec);
-  let pair: { privateKey: KeyObject; publicKey: KeyObject };
+  let pair: KeyPairWithJob;
   try {
     switch (spec.algorithm) {
       case 'RSA':
-        pair = await generateKeyPairAsync('rsa', { modulusLength: spec.bits, publicExponent: 0x10001 });
+        pair = await generateKeyPairWithJob('rsa', { modulusLength: spec.bits, publicExponent: 0x10001 });
         break;
       case 'ECDSA':
-        pair = await generateKeyPairAsync('ec', { namedCurve: spec.curve });
+        pair = await generateKeyPairWithJob('ec', { namedCurve: spec.curve });
         break;
       case 'Ed25519':
-        pair = await generateKeyPairAsync('ed25519');
+        pair = await generateKeyPairWithJob('ed25519', undefined);
         break;
     }
   } catch (cause) {
@@ -193,32 +224,28 @@ async function generateRsaKey(spec: Extract<KeySpec, { algorithm: 'RSA' }>): Pro
   return { spec, privateKey, publicKey, spki: spkiFromJwk(spec, jwk), privateKeyPem: privateKeyPemFromJwk(spec, jwk) };
 }
 
-function completeKey(spec: KeySpec, pair: { privateKey: KeyObject; publicKey: KeyObject }): GeneratedKey {
+function completeKey(spec: KeySpec, pair: KeyPairWithJob): GeneratedKey {
   // One JWK export serves both the SPKI and the private key PEM (see the note above).
   const jwk = pair.privateKey.export({ format: 'jwk' }) as Jwk;
-  return {
+  const generated: GeneratedKey = {
     spec,
     privateKey: pair.privateKey,
     publicKey: pair.publicKey,
     spki: spkiFromJwk(spec, jwk),
     privateKeyPem: privateKeyPemFromJwk(spec, jwk),
   };
+  // Not enumerable: invisible to callers, dropped with the key (see GENERATION_JOB).
+  Object.defineProperty(generated, GENERATION_JOB, { value: pair.job });
+  return generated;
 }
 
 /**
- * {@link generateKey} for threads whose only job is the request at hand (worker threads): ECDSA and
- * Ed25519 keys are generated on the calling thread (~0.1 ms; the libuv thread-pool hop of the
- * asynchronous call costs more than it saves), RSA keys still asynchronously (prime search takes
- * tens to hundreds of milliseconds; the two primes of {@link generateRsaKeyFromPrimes} are searched
- * concurrently on libuv's thread pool). Same keys, same errors.
+ * {@link generateKey} for threads whose only job is the request at hand (worker threads). It used to
+ * make ECDSA and Ed25519 keys synchronously (≈30 µs less CPU than the libuv thread-pool hop), which
+ * could deadlock the thread (see GENERATION_JOB); kept as a name for callers. Same keys, same errors.
  */
 export async function generateKeyInThread(spec: KeySpec, options: GenerateKeyOptions = {}): Promise<GeneratedKey> {
-  if (spec.algorithm === 'RSA') return generateKey(spec, options);
-  let pair: { privateKey: KeyObject; publicKey: KeyObject };
-  try {
-    pair = spec.algorithm === 'ECDSA' ? generateKeyPairSync('ec', { namedCurve: spec.curve }) : generateKeyPairSync('ed25519');
-  } catch (cause) {
-    throw new KeyGenerationError(cause instanceof Error ? cause.message : String(cause), { cause });
-  }
-  return completeKey(spec, pair);
+  // Asynchronous for every algorithm: only `generateKeyPair` hands out the job that must outlive
+  // the keys' use (see GENERATION_JOB); `generateKeyPairSync` would save ≈30 µs and can deadlock.
+  return generateKey(spec, options);
 }
