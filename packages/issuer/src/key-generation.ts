@@ -5,10 +5,10 @@
  * B.3.6 key generation); `{ rsa: 'openssl' }` selects `generateKeyPair` instead, for comparison.
  * Limits and texts are CFSSL's (`csr.KeyRequest.Generate`), all code 2400.
  */
-import { generateKeyPair } from 'node:crypto';
+import { generateKeyPair, generateKeyPairSync } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 
-import { derBitString, derExplicit, derInteger, derNull, derOctetString, derOid, derSequence, encodePem } from '@certsmith/x509-core';
+import { derBitString, derExplicit, derInteger, derNull, derOctetString, derOid, derSequence, encodePem, readElement } from '@certsmith/x509-core';
 
 import type { KeyRequest } from './certificate-request.js';
 import { DEFAULT_KEY_REQUEST } from './certificate-request.js';
@@ -199,14 +199,12 @@ export interface GenerateKeyOptions {
 /** Generate a key pair for a validated spec (asynchronous; never blocks the calling thread on prime search). */
 export async function generateKey(spec: KeySpec, options: GenerateKeyOptions = {}): Promise<GeneratedKey> {
   if (spec.algorithm === 'RSA' && options.rsa !== 'openssl') return generateRsaKey(spec);
+  if (spec.algorithm === 'ECDSA') return generateEcKey(spec);
   let pair: KeyPairWithJob;
   try {
     switch (spec.algorithm) {
       case 'RSA':
         pair = await generateKeyPairWithJob('rsa', { modulusLength: spec.bits, publicExponent: 0x10001 });
-        break;
-      case 'ECDSA':
-        pair = await generateKeyPairWithJob('ec', { namedCurve: spec.curve });
         break;
       case 'Ed25519':
         pair = await generateKeyPairWithJob('ed25519', undefined);
@@ -216,6 +214,50 @@ export async function generateKey(spec: KeySpec, options: GenerateKeyOptions = {
     throw new KeyGenerationError(cause instanceof Error ? cause.message : String(cause), { cause });
   }
   return completeKey(spec, pair);
+}
+
+/*
+ * Why ECDSA keys are made synchronously and read from their SEC 1 DER: an ECDSA key costs ≈40 µs of
+ * CPU, less than the round trip through libuv's thread pool that `generateKeyPair` takes (and that
+ * thread pool also writes the log). The deadlock described at GENERATION_JOB needs the key's mutex
+ * held while V8 allocates; the JWK export does that, but the SEC 1 DER export does not (OpenSSL
+ * writes into a memory BIO, and the Buffer is made after; Node 20's `WritePrivateKey`), and neither
+ * does `crypto.sign` (its output is copied after the signature is made). So the generation job may
+ * be finalized at any time without harm. A regression test runs tens of thousands of generate +
+ * export + sign rounds in a child process. Nothing may call `export({ format: 'jwk' })` or
+ * `asymmetricKeyDetails` on these keys.
+ *
+ * OpenSSL's SEC 1 encoding (`ECPrivateKey` with the named curve and the public key, the scalar
+ * padded to the order's length) is byte-identical to Go's `x509.MarshalECPrivateKey`, which CFSSL
+ * writes: it is used as is.
+ */
+function generateEcKey(spec: Extract<KeySpec, { algorithm: 'ECDSA' }>): GeneratedKey {
+  let pair: { privateKey: KeyObject; publicKey: KeyObject };
+  let sec1: Buffer;
+  try {
+    pair = generateKeyPairSync('ec', { namedCurve: spec.curve });
+    sec1 = pair.privateKey.export({ format: 'der', type: 'sec1' });
+  } catch (cause) {
+    throw new KeyGenerationError(cause instanceof Error ? cause.message : String(cause), { cause });
+  }
+  const der = new Uint8Array(sec1.buffer, sec1.byteOffset, sec1.byteLength);
+  return { spec, privateKey: pair.privateKey, publicKey: pair.publicKey, spki: ecSpkiFromSec1(spec, der), privateKeyPem: encodePem('EC PRIVATE KEY', der) };
+}
+
+/**
+ * SubjectPublicKeyInfo of an ECDSA key from its SEC 1 `ECPrivateKey` DER (RFC 5915): the `[1]`
+ * public key BIT STRING, after `version`, `privateKey` and `[0] parameters`.
+ */
+export function ecSpkiFromSec1(spec: Extract<KeySpec, { algorithm: 'ECDSA' }>, sec1: Uint8Array): Uint8Array {
+  const outer = readElement(sec1, 0);
+  let element = readElement(sec1, outer.valueStart, outer.end);
+  while (element.tag !== 0xa1) {
+    if (element.end >= outer.end) throw new KeyGenerationError('key export is missing a component');
+    element = readElement(sec1, element.end, outer.end);
+  }
+  const publicKey = readElement(sec1, element.valueStart, element.end);
+  if (publicKey.tag !== 0x03 || sec1[publicKey.valueStart] !== 0) throw new KeyGenerationError('key export is missing a component');
+  return derSequence(derSequence(derOid(EC_PUBLIC_KEY), derOid(CURVE_OIDS[spec.curve])), derBitString(sec1.subarray(publicKey.valueStart + 1, publicKey.end)));
 }
 
 /** RSA from primes: the generator already holds every component, so no JWK export is needed. */
@@ -240,12 +282,10 @@ function completeKey(spec: KeySpec, pair: KeyPairWithJob): GeneratedKey {
 }
 
 /**
- * {@link generateKey} for threads whose only job is the request at hand (worker threads). It used to
- * make ECDSA and Ed25519 keys synchronously (≈30 µs less CPU than the libuv thread-pool hop), which
- * could deadlock the thread (see GENERATION_JOB); kept as a name for callers. Same keys, same errors.
+ * {@link generateKey} for threads whose only job is the request at hand (worker threads); kept as a
+ * name for callers. Same keys, same errors: ECDSA keys are made synchronously everywhere (see
+ * `generateEcKey`), Ed25519 and OpenSSL RSA keys through `generateKeyPair` (see GENERATION_JOB).
  */
 export async function generateKeyInThread(spec: KeySpec, options: GenerateKeyOptions = {}): Promise<GeneratedKey> {
-  // Asynchronous for every algorithm: only `generateKeyPair` hands out the job that must outlive
-  // the keys' use (see GENERATION_JOB); `generateKeyPairSync` would save ≈30 µs and can deadlock.
   return generateKey(spec, options);
 }
