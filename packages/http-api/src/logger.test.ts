@@ -48,5 +48,30 @@ describe('createLogger', () => {
     expect(lines).toHaveLength(2000);
     expect(lines.map((line) => line.i)).toEqual(Array.from({ length: 2000 }, (_, i) => i));
   });
-});
 
+  it('writes the lines of one event-loop turn to stdout with one write, in the next turn', () => {
+    // Count sonic-boom's writes to fd 1 (it calls fs.write through the module object).
+    const script = `
+      const fs = (await import('node:fs')).default;
+      const write = fs.write;
+      const writes = [];
+      fs.write = function (fd, data, ...rest) {
+        if (fd === 1) writes.push(String(data).split('\\n').filter(Boolean).length);
+        return write.call(this, fd, data, ...rest);
+      };
+      const { createLogger } = await import(${JSON.stringify(BUILT_LOGGER)});
+      const logger = createLogger();
+      for (let i = 0; i < 20; i++) logger.info({ i }, 'line');
+      const inTurn = writes.length;
+      setImmediate(() => setTimeout(() => {
+        logger.info('alone');
+        setTimeout(() => { process.stderr.write(JSON.stringify({ inTurn, writes })); process.exit(0); }, 200);
+      }, 100));
+    `;
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+    expect(child.status).toBe(0);
+    // Nothing during the turn; then the 20 lines in one write; then the quiet server's line alone.
+    expect(JSON.parse(child.stderr)).toEqual({ inTurn: 0, writes: [20, 1] });
+    expect(child.stdout.trim().split('\n')).toHaveLength(21);
+  });
+});
