@@ -33,6 +33,7 @@ interface Manifest {
   files?: string[];
   exports?: Record<string, unknown>;
   dependencies?: Record<string, string>;
+  gypfile?: boolean;
 }
 
 /** Every package under packages/ and plugins/, with its folder. */
@@ -47,7 +48,13 @@ const PACKAGES = ['packages', 'plugins'].flatMap((parent) =>
 const PUBLIC = PACKAGES.filter((entry) => entry.manifest.private !== true);
 const WORKSPACE_NAMES = new Map(PACKAGES.map((entry) => [entry.manifest.name, entry.manifest]));
 /** Packages whose dependencies are all certsmith packages: installable from tarballs alone. */
-const ISSUING = ['@certsmith/x509-core', '@certsmith/signer-api', '@certsmith/issuer', '@certsmith/signer-local', '@certsmith/ubiquity-rules'];
+const ISSUING = ['@certsmith/x509-core', '@certsmith/native-ec', '@certsmith/signer-api', '@certsmith/issuer', '@certsmith/signer-local', '@certsmith/ubiquity-rules'];
+
+/**
+ * What a package with a native addon (`gypfile`) ships besides its dist: the C source, the gyp file
+ * and the install script that compiles it on the consumer's machine.
+ */
+const NATIVE_FILES = ['native', 'binding.gyp', 'scripts'];
 
 /** `npm pack --json` output per package. */
 interface PackResult {
@@ -159,7 +166,8 @@ describe.each(PUBLIC.map((entry) => [entry.manifest.name, entry] as const))('pac
     expect(manifest.exports?.['./package.json']).toBe('./package.json');
     expect({ main: manifest.main, types: manifest.types }).toEqual({ main: './dist/index.js', types: './dist/index.d.ts' });
     // Build info and source maps stay out: the maps point at src/, which is not published.
-    expect(manifest.files).toEqual(['dist', '!dist/.tsbuildinfo', '!dist/**/*.map', 'README.md']);
+    const native = manifest.gypfile === true ? NATIVE_FILES : [];
+    expect(manifest.files).toEqual(['dist', '!dist/.tsbuildinfo', '!dist/**/*.map', ...native, 'README.md']);
   });
 
   it('depends on no private workspace package', () => {
@@ -170,7 +178,10 @@ describe.each(PUBLIC.map((entry) => [entry.manifest.name, entry] as const))('pac
   it('packs dist with types, README and package.json, and no sources or tests', () => {
     const files = packs.get(name)!.files.map((file) => file.path);
     expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts']));
-    expect(files.filter((file) => !file.startsWith('dist/') && !['package.json', 'README.md'].includes(file))).toEqual([]);
+    const shipsNative = (file: string): boolean => manifest.gypfile === true && NATIVE_FILES.some((entry) => file === entry || file.startsWith(`${entry}/`));
+    expect(files.filter((file) => !file.startsWith('dist/') && !['package.json', 'README.md'].includes(file) && !shipsNative(file))).toEqual([]);
+    // A native package's build output is made on the consumer's machine, never shipped.
+    expect(files.filter((file) => file.startsWith('build/') || file.endsWith('.node'))).toEqual([]);
     expect(files.filter((file) => /\.test\.|\.bench\.|(^|\/)src\//.test(file) || (file.endsWith('.ts') && !file.endsWith('.d.ts')))).toEqual([]);
     expect(files.filter((file) => file.endsWith('.map') || file.endsWith('.tsbuildinfo'))).toEqual([]);
     // Every .js has its .d.ts: the package is typed throughout, not only at the entry point.
@@ -284,5 +295,7 @@ console.log(JSON.stringify({
     const { stdout: verified } = await run('openssl', ['verify', '-CAfile', 'ca.pem', 'leaf.pem'], issuing, 15_000);
     expect(verified.trim()).toBe('leaf.pem: OK');
     expect(readdirSync(join(issuing, 'node_modules')).filter((name) => !name.startsWith('.'))).toEqual(['@certsmith']);
+    // The native ECDSA addon was compiled from the tarball at install, against this node.
+    expect(existsSync(join(issuing, 'node_modules', '@certsmith', 'native-ec', 'build', 'Release', 'native_ec.node'))).toBe(true);
   });
 });

@@ -57,7 +57,8 @@ describe('certsmith serve', () => {
     // pino writes asynchronously, so the JSON line may arrive after the human one: wait for it.
     const listeningLine = await server.waitForLine((line) => parseLogLine(line)?.['msg'] === 'listening', 10_000);
     const listening = parseLogLine(listeningLine);
-    expect(listening).toMatchObject({ url: server.url, port: Number(new URL(server.url).port) });
+    // The native ECDSA addon is built by `npm ci`; the server says it uses it.
+    expect(listening).toMatchObject({ url: server.url, port: Number(new URL(server.url).port), ecdsaKeys: 'native' });
 
     const response = await fetch(`${server.url}/api/v1/cfssl/health`);
     expect(response.status).toBe(200);

@@ -4,7 +4,7 @@
  * subject, the key's SubjectPublicKeyInfo, and an extensionRequest attribute holding the SAN
  * extension (if any) followed by the extra extensions; signed by the new key with CFSSL's hash.
  */
-import type { KeyObject } from 'node:crypto';
+import { KeyObject } from 'node:crypto';
 
 import type { SignatureAlgorithm } from '@certsmith/signer-api';
 import { signWithKeyObject } from '@certsmith/signer-api';
@@ -63,10 +63,15 @@ export interface SignedCsr {
   pem: string;
 }
 
+/** A key that signs for itself (one held by the native addon, see `GeneratedKey.sign`). */
+export interface SelfSigningKey {
+  sign(data: Uint8Array, algorithm: SignatureAlgorithm): Uint8Array | Promise<Uint8Array>;
+}
+
 /** Build and sign a CSR with the request's own key. */
-export async function createCsr(template: CsrTemplate, key: KeyObject, algorithm: SignatureAlgorithm): Promise<SignedCsr> {
+export async function createCsr(template: CsrTemplate, key: KeyObject | SelfSigningKey, algorithm: SignatureAlgorithm): Promise<SignedCsr> {
   const info = encodeCertificationRequestInfo(template);
-  const signature = await signWithKeyObject(key, info, algorithm);
+  const signature = key instanceof KeyObject ? await signWithKeyObject(key, info, algorithm) : await key.sign(info, algorithm);
   const der = derSequence(info, algorithmIdentifier(algorithm), derBitString(signature));
   return { der, pem: encodePem('CERTIFICATE REQUEST', der) };
 }

@@ -15,7 +15,7 @@ export type {
   SignBody,
   DecodeSignRequestOptions,
 } from './certificate-request.js';
-export { resolveKeySpec, generateKey, generateKeyInThread, exportPrivateKeyPem } from './key-generation.js';
+export { resolveKeySpec, generateKey, generateKeyInThread, exportPrivateKeyPem, ecdsaKeyBackend } from './key-generation.js';
 export type { KeySpec, GeneratedKey, GenerateKeyOptions, RsaKeyGenerationMethod } from './key-generation.js';
 export {
   RSA_PUBLIC_EXPONENT,
@@ -58,7 +58,7 @@ export {
 export type { SanList, HostKind } from './hosts.js';
 export { algorithmIdentifier, preferredSignatureAlgorithm, chooseSignatureAlgorithm } from './signature-algorithms.js';
 export { createCsr, encodeCertificationRequestInfo } from './csr.js';
-export type { CsrTemplate, SignedCsr } from './csr.js';
+export type { CsrTemplate, SignedCsr, SelfSigningKey } from './csr.js';
 export { ExtensionOid, encodeExtension } from './extensions.js';
 export type { ExtensionSpec, CertificatePolicy } from './extensions.js';
 export {

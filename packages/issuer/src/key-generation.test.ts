@@ -1,10 +1,12 @@
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createPrivateKey } from 'node:crypto';
 
 import { describe, expect, it } from 'vitest';
 
 import { openssl } from './test-support/openssl.js';
-import { generateKey, generateKeyInThread, resolveKeySpec } from './key-generation.js';
+import { ecdsaKeyBackend, generateKey, generateKeyInThread, resolveKeySpec } from './key-generation.js';
+import type { GeneratedKey } from './key-generation.js';
+import { generateKeyAndCsr } from './use-cases.js';
 
 describe('resolveKeySpec', () => {
   it.each([
@@ -98,6 +100,54 @@ describe('ECDSA private keys', () => {
   });
 });
 
+describe('ECDSA key backends', () => {
+  it('uses the native addon built at install', () => {
+    expect(ecdsaKeyBackend()).toEqual({ backend: 'native', openssl: expect.stringContaining('OpenSSL 3') });
+  });
+
+  it('makes keys and CSRs that verify with node:crypto, and frees the native key once the CSR is signed', async () => {
+    let made: GeneratedKey | undefined;
+    const result = await generateKeyAndCsr(
+      { CN: 'native.example', hosts: ['native.example'] },
+      {
+        keySource: async (spec) => {
+          made = await generateKey(spec);
+          return made;
+        },
+      },
+    );
+    // openssl checks the CSR's self-signature independently (exit 0 and "verify OK").
+    expect(execFileSync('openssl', ['req', '-verify', '-noout'], { input: result.csrPem, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] })).toBe('');
+    expect(made!.sign).toBeTypeOf('function');
+    expect(() => made!.sign!(new Uint8Array(1), 'ECDSA-SHA256')).toThrow('the key was disposed');
+    // The KeyObject view still works (made from the PEM's DER on first use).
+    expect(made!.privateKey.export({ format: 'der', type: 'sec1' }).toString('base64')).toBe(result.privateKeyPem.split('\n').slice(1, -2).join(''));
+  });
+
+  it('makes the same encodings with node:crypto when the addon is turned off', () => {
+    const issuer = new URL('../dist/index.js', import.meta.url).href;
+    const script = `const { generateKeyAndCsr, ecdsaKeyBackend } = await import(${JSON.stringify(issuer)});
+      const { createPrivateKey, createPublicKey, verify } = await import('node:crypto');
+      const out = [];
+      for (const size of [256, 384, 521]) {
+        const r = await generateKeyAndCsr({ CN: 'x', hosts: ['x.example'], key: { algo: 'ecdsa', size } });
+        const key = createPrivateKey(r.privateKeyPem);
+        out.push([key.asymmetricKeyDetails.namedCurve, key.export({ format: 'pem', type: 'sec1' }) === r.privateKeyPem]);
+      }
+      console.log(JSON.stringify({ backend: ecdsaKeyBackend(), out }));`;
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, CERTSMITH_NATIVE_EC: 'off' } });
+    expect(child.stderr).toBe('');
+    expect(JSON.parse(child.stdout)).toEqual({
+      backend: { backend: 'node:crypto', openssl: process.versions.openssl, reason: 'turned off by CERTSMITH_NATIVE_EC=off' },
+      out: [
+        ['prime256v1', true],
+        ['secp384r1', true],
+        ['secp521r1', true],
+      ],
+    });
+  });
+});
+
 describe('privateKeyPemFromJwk', () => {
   it.each([
     [{ algo: 'ecdsa', size: 256 }, 'sec1'],
@@ -123,9 +173,11 @@ describe('key generation under garbage collection', () => {
     const script = `const { generateKeyInThread, resolveKeySpec } = await import(${JSON.stringify(issuer)});
       const { sign } = await import('node:crypto');
       const spec = resolveKeySpec({ algo: 'ecdsa', size: 256 });
+      if ((await import(${JSON.stringify(issuer)})).ecdsaKeyBackend().backend !== 'node:crypto') throw new Error('native addon in use');
       for (let i = 0; i < 50000; i++) sign('sha256', new Uint8Array(300), (await generateKeyInThread(spec)).privateKey);
       console.log('done');`;
-    const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { timeout: 120_000, encoding: 'utf8' });
+    // node:crypto's path (the native addon turned off): that is the one that could deadlock.
+    const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { timeout: 120_000, encoding: 'utf8', env: { ...process.env, CERTSMITH_NATIVE_EC: 'off' } });
     expect({ status: result.status, signal: result.signal, stdout: result.stdout.trim() }).toEqual({ status: 0, signal: null, stdout: 'done' });
   }, 150_000);
 });

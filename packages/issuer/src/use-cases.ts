@@ -12,7 +12,7 @@ import type { CertificateRequest, SignBody } from './certificate-request.js';
 import { decodeSignRequest } from './certificate-request.js';
 import type { CsrFacts, SignOverrides } from './certificate-template.js';
 import { issueCertificate, sanListFromParsed } from './certificate-template.js';
-import type { CsrTemplate } from './csr.js';
+import type { CsrTemplate, SelfSigningKey, SignedCsr } from './csr.js';
 import { createCsr, csrExtensions } from './csr.js';
 import { CsrRequestError } from './errors.js';
 import { delegationUsageExtension } from './extensions.js';
@@ -148,7 +148,13 @@ async function generateRequest(request: CertificateRequest, options: KeyGenerati
   const extras = requestExtensions(request);
   const key = await (options.keySource ?? generateKey)(spec);
   const template: CsrTemplate = { subjectDer, spki: key.spki, sans, extensions: extras, sanDer };
-  const csr = await createCsr(template, key.privateKey, csrAlgorithm(spec));
+  let csr: SignedCsr;
+  try {
+    csr = await createCsr(template, key.sign !== undefined ? (key as SelfSigningKey) : key.privateKey, csrAlgorithm(spec));
+  } finally {
+    // The key has served: its one signature is made and its PEM is in hand.
+    key.release?.();
+  }
   const reader = new DerReader(key.spki);
   const publicKey = readPublicKeyInfo(key.spki, reader.expect(0x30, 'SubjectPublicKeyInfo'), reader);
   const extensions: CertificateExtension[] = csrExtensions(template).map(({ oid, critical, value }) => ({ oid, critical, value }));
