@@ -200,6 +200,58 @@ static napi_value sign(napi_env env, napi_callback_info info) {
   return buffer;
 }
 
+/* importKey(sec1: Uint8Array) → [key external, curveIndex]: an existing key (a CA's), on one of our curves. */
+static napi_value import_key(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  instance_data* instance;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, (void**)&instance) != napi_ok) return NULL;
+  const unsigned char* data;
+  size_t length;
+  if (argc < 1 || !bytes_of(env, argv[0], &data, &length)) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", "the key must be SEC 1 DER in a Uint8Array");
+    return NULL;
+  }
+  const unsigned char* cursor = data;
+  EC_KEY* key = d2i_ECPrivateKey(NULL, &cursor, (long)length);
+  if (key == NULL) return throw_openssl(env, "not a SEC 1 EC private key");
+  if (cursor != data + length) {
+    EC_KEY_free(key);
+    napi_throw_error(env, "ERR_CERTSMITH_NATIVE_EC", "trailing data after the EC private key");
+    return NULL;
+  }
+  int nid = EC_GROUP_get_curve_name(EC_KEY_get0_group(key));
+  int curve = -1;
+  for (int i = 0; i < CURVE_COUNT; i++) {
+    if (curve_nids[i] == nid) curve = i;
+  }
+  /* A key without its public point cannot be checked; one whose point does not match is refused. */
+  if (curve < 0 || EC_KEY_get0_public_key(key) == NULL || EC_KEY_check_key(key) != 1) {
+    EC_KEY_free(key);
+    ERR_clear_error();
+    napi_throw_error(env, "ERR_CERTSMITH_NATIVE_EC", curve < 0 ? "unsupported curve" : "the EC key is not consistent");
+    return NULL;
+  }
+  native_key* holder = malloc(sizeof *holder);
+  if (holder == NULL) {
+    EC_KEY_free(key);
+    napi_throw_error(env, "ERR_CERTSMITH_NATIVE_EC", "out of memory");
+    return NULL;
+  }
+  holder->key = key;
+  holder->curve = curve;
+  napi_value result, external, index;
+  if (napi_create_external(env, holder, free_key, NULL, &external) != napi_ok) {
+    free_key(env, holder, NULL);
+    return NULL;
+  }
+  napi_create_int32(env, curve, &index);
+  if (napi_create_array_with_length(env, 2, &result) != napi_ok) return NULL;
+  napi_set_element(env, result, 0, external);
+  napi_set_element(env, result, 1, index);
+  return result;
+}
+
 /* dispose(key): free the key now (idempotent). */
 static napi_value dispose(napi_env env, napi_callback_info info) {
   size_t argc = 1;
@@ -251,6 +303,7 @@ NAPI_MODULE_INIT() {
   }
   napi_property_descriptor properties[] = {
     { "generateKey", NULL, generate_key, NULL, NULL, NULL, napi_enumerable, instance },
+    { "importKey", NULL, import_key, NULL, NULL, NULL, napi_enumerable, instance },
     { "sign", NULL, sign, NULL, NULL, NULL, napi_enumerable, instance },
     { "dispose", NULL, dispose, NULL, NULL, NULL, napi_enumerable, instance },
     { "curves", NULL, NULL, NULL, NULL, string_array(env, curve_names, CURVE_COUNT), napi_enumerable, NULL },

@@ -39,6 +39,11 @@ export interface NativeEc {
   readonly openssl: string;
   /** Generate a key with OpenSSL's `EC_KEY_generate_key` (its DRBG, its constant-time code). */
   generateKey(curve: NativeEcCurve): NativeEcKey;
+  /**
+   * Hold an existing key (a CA's) for signing: SEC 1 `ECPrivateKey` DER with its public key, on
+   * one of the supported curves (`EC_KEY_check_key` must accept it). Throws otherwise.
+   */
+  importKey(sec1: Uint8Array): NativeEcKey;
 }
 
 /** The environment variable that turns the addon off (`off`, `0` or `false`). */
@@ -50,6 +55,7 @@ interface Binding {
   readonly curves: readonly string[];
   readonly digests: readonly string[];
   generateKey(curve: number): [handle: object, sec1: Buffer];
+  importKey(sec1: Uint8Array): [handle: object, curve: number];
   sign(handle: object, digest: number, data: Uint8Array): Buffer;
   dispose(handle: object): void;
 }
@@ -99,6 +105,10 @@ function createNativeEc(binding: Binding): NativeEc {
       if (index === undefined) throw new RangeError(`unsupported curve ${String(curve)}`);
       const [handle, sec1] = binding.generateKey(index);
       return new AddonKey(binding, digestIndex, curve, handle, new Uint8Array(sec1.buffer, sec1.byteOffset, sec1.byteLength));
+    },
+    importKey(sec1: Uint8Array): NativeEcKey {
+      const [handle, index] = binding.importKey(sec1);
+      return new AddonKey(binding, digestIndex, binding.curves[index] as NativeEcCurve, handle, Uint8Array.from(sec1));
     },
   };
 }

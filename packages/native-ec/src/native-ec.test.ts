@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { createPrivateKey, createPublicKey, verify } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
@@ -96,6 +96,30 @@ describe('sign', () => {
     key.dispose();
     key.dispose();
     expect(() => key.sign('sha256', new Uint8Array(8))).toThrow(expect.objectContaining({ code: 'ERR_CERTSMITH_NATIVE_EC', message: 'the key was disposed' }));
+  });
+});
+
+describe('importKey', () => {
+  it.each(CURVES)('holds an existing %s key and signs with it so that its public key verifies', (curve, openSslName) => {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: openSslName });
+    const key = addon().importKey(privateKey.export({ format: 'der', type: 'sec1' }));
+    expect(key.curve).toBe(curve);
+    const data = new TextEncoder().encode('a certificate to be');
+    expect(verify(curve === 'P-256' ? 'sha256' : 'sha384', data, publicKey, key.sign(curve === 'P-256' ? 'sha256' : 'sha384', data))).toBe(true);
+    key.dispose();
+  });
+
+  it('refuses keys it cannot hold: another curve, garbage, trailing bytes, a mismatched public key', () => {
+    const k1 = generateKeyPairSync('ec', { namedCurve: 'secp256k1' }).privateKey.export({ format: 'der', type: 'sec1' });
+    expect(() => addon().importKey(k1)).toThrow('unsupported curve');
+    expect(() => addon().importKey(new Uint8Array([0x30, 0x03, 0x02, 0x01, 0x01]))).toThrow(/not a SEC 1 EC private key/);
+    const good = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ format: 'der', type: 'sec1' });
+    expect(() => addon().importKey(Buffer.concat([good, Buffer.from([0])]))).toThrow('trailing data after the EC private key');
+    // Swap in another key's public point: the pair no longer matches.
+    const other = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ format: 'der', type: 'sec1' });
+    const mixed = Buffer.concat([good.subarray(0, good.length - 65), other.subarray(other.length - 65)]);
+    expect(() => addon().importKey(mixed)).toThrow('the EC key is not consistent');
+    expect(() => addon().importKey('pem' as unknown as Uint8Array)).toThrow(/Uint8Array/);
   });
 });
 
