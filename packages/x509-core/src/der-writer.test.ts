@@ -9,7 +9,10 @@ import {
   derDirectoryString,
   encodeOidContent,
   derPrintableString,
+  derSequence,
+  derTlv,
 } from './der-writer.js';
+import { readElement } from './der-reader.js';
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
 
@@ -70,5 +73,27 @@ describe('derDirectoryString', () => {
 describe('derBitString', () => {
   it('prefixes the unused-bits octet', () => {
     expect(hex(derBitString(Uint8Array.of(1, 2)))).toBe('0303000102');
+  });
+});
+
+describe('lengths', () => {
+  /** X.690 8.1.3 by the book, as a reference: short form below 128, else the minimal long form. */
+  function referenceHeader(tag: number, length: number): number[] {
+    if (length < 0x80) return [tag, length];
+    const octets: number[] = [];
+    for (let rest = length; rest > 0; rest = Math.floor(rest / 256)) octets.unshift(rest & 0xff);
+    return [tag, 0x80 | octets.length, ...octets];
+  }
+
+  it.each([0, 1, 127, 128, 255, 256, 65_535, 65_536, 1_000_000])('writes the minimal length form for %i content octets, and the reader reads it back', (length) => {
+    const content = new Uint8Array(length).fill(0xab);
+    for (const encoded of [derTlv(0x04, content), derSequence(content), derSequence(content.subarray(0, length >> 1), content.subarray(length >> 1))]) {
+      const header = referenceHeader(encoded[0]!, length);
+      expect([...encoded.subarray(0, header.length)]).toEqual(header);
+      expect(encoded.length).toBe(header.length + length);
+      expect(readElement(encoded, 0)).toMatchObject({ valueStart: header.length, end: encoded.length });
+    }
+    const bits = derBitString(content);
+    expect([...bits.subarray(0, referenceHeader(0x03, length + 1).length + 1)]).toEqual([...referenceHeader(0x03, length + 1), 0]);
   });
 });
