@@ -126,7 +126,7 @@ export function createProgram(handlers: CliHandlers): Command {
     .option('--ca-bundle <file>', 'trusted root certificates for bundling')
     .option('--int-bundle <file>', 'intermediate certificates for bundling')
     .option('--metadata <file>', 'root store (platform) metadata for bundling')
-    .option('--workers <n>', 'worker threads (default: number of CPUs)', integerParser(1, 1024))
+    .option('--workers <n>', 'worker threads (default: number of CPUs less one, at least 1)', integerParser(1, 1024))
     .option('--data-dir <dir>', 'state directory (default: $XDG_DATA_HOME/certsmith or ~/.certsmith)')
     .addOption(
       new Option('--loglevel <level>', 'log level: CFSSL 0-5 (0 debug … 5 fatal) or trace|debug|info|warn|error|fatal|silent (default: info)').argParser(

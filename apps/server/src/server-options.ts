@@ -5,9 +5,9 @@
  */
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
-import { availableParallelism, homedir } from 'node:os';
+import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MIN_TLS_VERSION, DEFAULT_SIGNER_TIMEOUT_MS, compileClientCnPattern, parseMinTlsVersion } from '@certsmith/http-api';
+import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MIN_TLS_VERSION, DEFAULT_SIGNER_TIMEOUT_MS, compileClientCnPattern, defaultWorkerCount, parseMinTlsVersion } from '@certsmith/http-api';
 import type { LogLevel, MinTlsVersion } from '@certsmith/http-api';
 import { ErrorCode } from '@certsmith/x509-core';
 import { FILE_FLAG_CODES, ServerOptionError } from './errors.js';
@@ -30,7 +30,7 @@ export interface ServerOptions {
   intBundleFile?: string;
   /** Platform (root store) metadata for ubiquity ranking (`-metadata`). */
   metadataFile?: string;
-  /** Worker threads; default the number of CPUs. */
+  /** Worker threads; default the number of CPUs less one, at least one (`defaultWorkerCount`). */
   workers: number;
   /** Where certsmith keeps state (e.g. fetched intermediates); default `$XDG_DATA_HOME/certsmith` or `~/.certsmith`. */
   dataDir: string;
@@ -134,7 +134,7 @@ export async function resolveServerOptions(
   input: ServerOptionsInput = {},
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<ServerOptions> {
-  const workers = input.workers ?? availableParallelism();
+  const workers = input.workers ?? defaultWorkerCount();
   const options: ServerOptions = {
     address: input.address ?? DEFAULT_ADDRESS,
     port: input.port ?? DEFAULT_PORT,

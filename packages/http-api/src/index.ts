@@ -34,7 +34,7 @@ export { defineTask, isTaskDefinition, resolveBuiltModule } from './task.js';
 export type { TaskDefinition, TaskInput, TaskOutput, TaskSpec } from './task.js';
 export { createInlineTaskRunner } from './task-runner.js';
 export type { InlineTaskRunnerOptions, RunTaskOptions, TaskRunner } from './task-runner.js';
-export { createWorkerPool, workerEntryUrl, withoutResolveConditions, workerExecArgv, perWorkerKeyPool, WorkerStuckError, DEFAULT_MAX_TASKS_PER_MESSAGE, DEFAULT_MESSAGE_TIMEOUT_MS } from './worker-pool.js';
+export { createWorkerPool, workerEntryUrl, withoutResolveConditions, workerExecArgv, perWorkerKeyPool, WorkerStuckError, DEFAULT_MAX_TASKS_PER_MESSAGE, DEFAULT_MESSAGE_TIMEOUT_MS, defaultMaxTasksPerMessage, defaultWorkerCount } from './worker-pool.js';
 export type { WorkerPool, WorkerPoolOptions } from './worker-pool.js';
 export type { LateOutcome, LateOutcomePortAnnouncement, TaskBatchOutcome, TaskBatchRequest, TaskOutcome, TaskRequest, WorkerSetup } from './worker-protocol.js';
 export { createLogger, REDACT_PATHS } from './logger.js';

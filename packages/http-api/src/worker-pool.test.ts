@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { threadId } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeNewCertificateRequest } from '@certsmith/issuer';
@@ -6,7 +7,7 @@ import { codedFailureTask, echoTask, gateTask, keyPoolStatsTask, plainFailureTas
 import { keyAndCsrTask } from './issue/key-and-csr-task.js';
 import { ServiceUnavailableError, UnknownTaskError } from './errors.js';
 import { defineTask } from './task.js';
-import { createWorkerPool, perWorkerKeyPool, withoutResolveConditions, workerExecArgv } from './worker-pool.js';
+import { createWorkerPool, defaultMaxTasksPerMessage, defaultWorkerCount, perWorkerKeyPool, withoutResolveConditions, workerExecArgv } from './worker-pool.js';
 import type { WorkerPool } from './worker-pool.js';
 
 function openGate(gate: SharedArrayBuffer): void {
@@ -215,6 +216,16 @@ describe('createWorkerPool close', () => {
   it('rejects invalid sizes', () => {
     expect(() => createWorkerPool({ size: 0, tasks: [] })).toThrow(RangeError);
     expect(() => createWorkerPool({ size: 1, maxQueue: -1, tasks: [] })).toThrow(RangeError);
+  });
+});
+
+describe('pool defaults', () => {
+  it('keeps a CPU for the event loop: one worker per CPU but one, at least one', () => {
+    expect(defaultWorkerCount()).toBe(Math.max(1, availableParallelism() - 1));
+  });
+
+  it('shares 8 tasks per message round over the workers, at least 2 per message', () => {
+    expect([1, 2, 3, 4, 8, 16].map(defaultMaxTasksPerMessage)).toEqual([8, 4, 3, 2, 2, 2]);
   });
 });
 

@@ -30,7 +30,7 @@ import type { WorkerSignerSpec } from './issue/worker-signers.js';
 export interface WorkerPoolOptions {
   /** Every task the pool may run. Names must be unique. */
   tasks: readonly TaskDefinition[];
-  /** Worker threads; default: the number of CPUs (`os.availableParallelism()`). */
+  /** Worker threads; default {@link defaultWorkerCount}: the number of CPUs less one, at least one. */
   size?: number;
   /** Tasks allowed to wait for a free worker; default `size * 64`. `0` means no waiting at all. */
   maxQueue?: number;
@@ -58,8 +58,8 @@ export interface WorkerPoolOptions {
    */
   keyPool?: Readonly<Record<string, number>>;
   /**
-   * Most waiting tasks one message to a worker carries; default
-   * {@link DEFAULT_MAX_TASKS_PER_MESSAGE}, `1` sends every task alone. When a worker frees up, it
+   * Most waiting tasks one message to a worker carries; default {@link defaultMaxTasksPerMessage}
+   * (8 shared by the workers, at least 2), `1` sends every task alone. When a worker frees up, it
    * takes its share of the waiting tasks (all of them split over the free workers, at most this
    * many). The worker starts them together; each task's answer waits for the slowest of its
    * message (a few hundred microseconds for CPU-bound tasks; a bundle that chases AIA holds its
@@ -85,13 +85,34 @@ export interface WorkerPoolOptions {
 export const DEFAULT_MESSAGE_TIMEOUT_MS = 15_000;
 
 /**
- * Default {@link WorkerPoolOptions.maxTasksPerMessage}. Four, not more: a worker answers a message
- * once all its tasks are done, so with 16 clients and 2 workers, messages of 8 left nothing queued
- * for the worker that finished first (it idled while the event loop answered and read the next
- * requests); messages of 4 keep work waiting for it. Measured on newcert at 16 clients, side by
- * side: ≈10% more requests per second than 8, and less CPU per request; 2 and 3 did worse.
+ * Tasks the default message limit aims to keep in the messages of all workers together; see
+ * {@link defaultMaxTasksPerMessage}.
  */
-export const DEFAULT_MAX_TASKS_PER_MESSAGE = 4;
+export const DEFAULT_MAX_TASKS_PER_MESSAGE = 8;
+
+/**
+ * Default {@link WorkerPoolOptions.maxTasksPerMessage} for a pool of `size` workers:
+ * {@link DEFAULT_MAX_TASKS_PER_MESSAGE} shared by the workers, at least 2. A worker answers a message
+ * once all its tasks are done, so one message must not take every waiting task while another
+ * worker is about to free up: newcert at 16 clients, measured side by side on 2 cores, did best with
+ * messages of 8 for one worker and of 4 for two (8 left the second worker idle; 2–3 cost more
+ * thread wake-ups than they saved).
+ */
+export function defaultMaxTasksPerMessage(size: number): number {
+  return Math.max(2, Math.ceil(DEFAULT_MAX_TASKS_PER_MESSAGE / size));
+}
+
+/**
+ * Default {@link WorkerPoolOptions.size}: one worker per CPU but one, at least one. The event loop
+ * needs a core of its own (it parses and answers every request, and hands work to the workers);
+ * with as many workers as CPUs the three busy threads of a 2-core machine contended for two cores:
+ * newcert at 16 clients took ≈10% more CPU per request with two workers than with one, and bundle
+ * ≈10% more, for no more requests per second, and each worker holds its own trust data.
+ */
+export function defaultWorkerCount(): number {
+  return Math.max(1, availableParallelism() - 1);
+}
+
 
 /** Default young generation limit of each worker thread, MiB (semi-spaces of 4 MiB). */
 export const DEFAULT_WORKER_YOUNG_GENERATION_MB = 12;
@@ -185,7 +206,7 @@ export function perWorkerKeyPool(sizes: Readonly<Record<string, number>> | undef
  * (run `npm run build` first: workers cannot run TypeScript).
  */
 export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
-  const size = options.size ?? availableParallelism();
+  const size = options.size ?? defaultWorkerCount();
   if (!Number.isInteger(size) || size < 1) throw new RangeError(`worker pool size must be a positive integer, got ${size}`);
   const maxQueue = options.maxQueue ?? size * 64;
   if (!Number.isInteger(maxQueue) || maxQueue < 0) {
@@ -249,7 +270,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     options.onError?.(error);
   });
   const taskTimeoutMs = options.taskTimeoutMs ?? 120_000;
-  const maxTasksPerMessage = options.maxTasksPerMessage ?? DEFAULT_MAX_TASKS_PER_MESSAGE;
+  const maxTasksPerMessage = options.maxTasksPerMessage ?? defaultMaxTasksPerMessage(size);
   if (!Number.isInteger(maxTasksPerMessage) || maxTasksPerMessage < 1) {
     throw new RangeError(`worker pool maxTasksPerMessage must be a positive integer, got ${maxTasksPerMessage}`);
   }
