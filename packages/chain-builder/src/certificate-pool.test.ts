@@ -143,3 +143,23 @@ describe('signature checks of submitted certificates', () => {
     expect(isSelfSigned(parseCertificate(rootB.der), pools)).toBe(true);
   });
 });
+
+describe('pools loaded from files', () => {
+  it('hold lazy certificates, and a chain parses again only the certificates on its way', async () => {
+    const { LazyCertificate } = await import('@certsmith/x509-core');
+    const { verifyChains } = await import('./build-chains.js');
+    const roots = await loadCertificatePool(join(TRUST, 'ca-bundle.crt'), 'roots');
+    const intermediates = await loadCertificatePool(join(TRUST, 'int-bundle.crt'), 'intermediates');
+    const all = [...roots.certificates(), ...intermediates.certificates()];
+    expect(all.every((cert) => cert instanceof LazyCertificate)).toBe(true);
+    const materialized = () => all.filter((cert) => (cert as InstanceType<typeof LazyCertificate>).isMaterialized).length;
+    const before = materialized();
+    // An intermediate of the pool, submitted as a leaf: a fresh parse, verified against the pools.
+    const leaf = parseCertificate(intermediates.certificates()[100]!.der);
+    const result = verifyChains(leaf, { roots, intermediates });
+    expect(result.chains.length).toBeGreaterThan(0);
+    const touched = materialized() - before;
+    expect(touched).toBeGreaterThan(0);
+    expect(touched).toBeLessThan(10);
+  });
+});

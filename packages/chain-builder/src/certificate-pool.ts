@@ -4,7 +4,7 @@
  * finding a certificate's parents does not depend on how many certificates the pool holds.
  */
 import { createHash } from 'node:crypto';
-import { certificateToPem } from '@certsmith/x509-core';
+import { LazyCertificate, certificateToPem } from '@certsmith/x509-core';
 import type { Certificate } from '@certsmith/x509-core';
 import { checkSignatureFrom } from './signature-check.js';
 
@@ -21,7 +21,8 @@ const issuerKeys = new WeakMap<Certificate, string>();
 export function subjectKey(cert: Certificate): string {
   let key = subjectKeys.get(cert);
   if (key === undefined) {
-    key = bytesKey(cert.subject.der);
+    // A lazy pool certificate is indexed without being parsed again.
+    key = bytesKey(cert instanceof LazyCertificate ? cert.index.subjectDer : cert.subject.der);
     subjectKeys.set(cert, key);
   }
   return key;
@@ -31,7 +32,7 @@ export function subjectKey(cert: Certificate): string {
 export function issuerKey(cert: Certificate): string {
   let key = issuerKeys.get(cert);
   if (key === undefined) {
-    key = bytesKey(cert.issuer.der);
+    key = bytesKey(cert instanceof LazyCertificate ? cert.index.issuerDer : cert.issuer.der);
     issuerKeys.set(cert, key);
   }
   return key;

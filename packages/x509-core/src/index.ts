@@ -97,7 +97,9 @@ export type { RsaPublicKeyComponents } from './public-key-info.js';
 export { readDistinguishedName, parseDistinguishedName } from './distinguished-name.js';
 export { GeneralNameTag, emptySubjectAltNames, formatIpAddress, readGeneralNames } from './general-name.js';
 export { readPkcs7Certificates, parsePkcs7Certificates } from './pkcs7.js';
-export { parseCertificate, parseCertificates, toHex } from './parse-certificate.js';
+export { parseCertificate, parseCertificates, parseCertificatesLazily, toHex } from './parse-certificate.js';
+export { LazyCertificate, certificateIndexFields, MATERIALIZED_LIMIT } from './lazy-certificate.js';
+export type { CertificateIndexFields } from './lazy-certificate.js';
 export { readExtensions, emptyExtensionFacts } from './extensions.js';
 export type { ExtensionFacts } from './extensions.js';
 export {

@@ -13,6 +13,7 @@ import { emptyExtensionFacts, readExtensions } from './extensions.js';
 import { decodePemBlock } from './pem.js';
 import { readPkcs7Certificates } from './pkcs7.js';
 import { readPublicKeyInfo } from './public-key-info.js';
+import { LazyCertificate } from './lazy-certificate.js';
 
 const HEX = '0123456789abcdef';
 
@@ -122,10 +123,14 @@ export function parseCertificate(der: Uint8Array): Certificate {
 // ---------------------------------------------------------------------------------------------
 // Several certificates: PEM (any label), PKCS#7, DER, base64 DER — CFSSL's input rules.
 
+/** What a caller keeps of each certificate as it is parsed: the certificate, or a lazy copy. */
+type Keep = (certificate: Certificate) => Certificate;
+const keepParsed: Keep = (certificate) => certificate;
+
 /** Certificates of one DER blob that is a certificate or else a PKCS#7 SignedData; DerDecodeError otherwise. */
-function decodeCertificateOrPkcs7(der: Uint8Array): Certificate[] {
+function decodeCertificateOrPkcs7(der: Uint8Array, keep: Keep): Certificate[] {
   try {
-    return [decodeCertificate(ownedBytes(der))];
+    return [keep(decodeCertificate(ownedBytes(der)))];
   } catch (certificateError) {
     if (!(certificateError instanceof DerDecodeError)) throw certificateError;
     let inner: Uint8Array[];
@@ -135,31 +140,31 @@ function decodeCertificateOrPkcs7(der: Uint8Array): Certificate[] {
       if (pkcs7Error instanceof DerDecodeError) throw certificateError;
       throw pkcs7Error;
     }
-    return inner.map((cert) => decodeCertificate(ownedBytes(cert)));
+    return inner.map((cert) => keep(decodeCertificate(ownedBytes(cert))));
   }
 }
 
 /** Concatenated DER certificates (Go's `x509.ParseCertificates`); DerDecodeError on any problem. */
-function decodeConcatenatedCertificates(der: Uint8Array): Certificate[] {
+function decodeConcatenatedCertificates(der: Uint8Array, keep: Keep): Certificate[] {
   const certificates: Certificate[] = [];
   const reader = new DerReader(der);
   while (reader.hasMore()) {
     const element = reader.expect(0x30, 'Certificate');
-    certificates.push(decodeCertificate(new Uint8Array(der.subarray(element.start, element.end))));
+    certificates.push(keep(decodeCertificate(new Uint8Array(der.subarray(element.start, element.end)))));
   }
   return certificates;
 }
 
 /** DER input: PKCS#7 first, then concatenated certificates (CFSSL's `ParseCertificatesDER` order); `null` if neither. */
-function tryDerCertificates(der: Uint8Array): Certificate[] | null {
+function tryDerCertificates(der: Uint8Array, keep: Keep): Certificate[] | null {
   if (der.length === 0 || der[0] !== 0x30) return null;
   try {
-    return readPkcs7Certificates(der).map((cert) => decodeCertificate(ownedBytes(cert)));
+    return readPkcs7Certificates(der).map((cert) => keep(decodeCertificate(ownedBytes(cert))));
   } catch (error) {
     if (!(error instanceof DerDecodeError)) throw error;
   }
   try {
-    const certificates = decodeConcatenatedCertificates(der);
+    const certificates = decodeConcatenatedCertificates(der, keep);
     return certificates.length > 0 ? certificates : null;
   } catch (error) {
     if (!(error instanceof DerDecodeError)) throw error;
@@ -178,7 +183,7 @@ function stringBytes(text: string): Uint8Array {
 }
 
 /** PEM path of {@link parseCertificates}; throws the coded error CFSSL's `ParseCertificatesPEM` returns. */
-function parsePemCertificates(text: string): Certificate[] {
+function parsePemCertificates(text: string, keep: Keep): Certificate[] {
   const trimmed = text.trim();
   const certificates: Certificate[] = [];
   let position = 0;
@@ -187,7 +192,7 @@ function parsePemCertificates(text: string): Certificate[] {
     if (match === null) break;
     position = match.end;
     try {
-      for (const certificate of decodeCertificateOrPkcs7(match.block.bytes)) certificates.push(certificate);
+      for (const certificate of decodeCertificateOrPkcs7(match.block.bytes, keep)) certificates.push(certificate);
     } catch (error) {
       // A block that decodes but is neither X.509 nor PKCS#7 (e.g. a private key): 1003.
       if (error instanceof DerDecodeError) throw new CertificateParseError(undefined, { cause: error });
@@ -212,19 +217,32 @@ function parsePemCertificates(text: string): Certificate[] {
  * @throws CertificateDecodeError (1002) or CertificateParseError (1003)
  */
 export function parseCertificates(input: string | Uint8Array): Certificate[] {
+  return parseCertificatesKeeping(input, keepParsed);
+}
+
+/**
+ * {@link parseCertificates} for trust pools: the same rules, errors and order, but each certificate
+ * is returned as a {@link LazyCertificate} made as soon as it is parsed, so a large bundle never
+ * holds more than one full parse at a time.
+ */
+export function parseCertificatesLazily(input: string | Uint8Array): LazyCertificate[] {
+  return parseCertificatesKeeping(input, LazyCertificate.from) as LazyCertificate[];
+}
+
+function parseCertificatesKeeping(input: string | Uint8Array, keep: Keep): Certificate[] {
   const text = typeof input === 'string' ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength).toString('latin1');
   let pemError: unknown;
   try {
-    return parsePemCertificates(text);
+    return parsePemCertificates(text, keep);
   } catch (error) {
     pemError = error;
   }
   const raw = typeof input === 'string' ? stringBytes(input) : input;
-  const fromDer = tryDerCertificates(raw);
+  const fromDer = tryDerCertificates(raw, keep);
   if (fromDer !== null) return fromDer;
   if (BASE64_TEXT.test(text)) {
     const decoded = new Uint8Array(Buffer.from(text.replace(/\s+/g, ''), 'base64'));
-    const fromBase64 = tryDerCertificates(decoded);
+    const fromBase64 = tryDerCertificates(decoded, keep);
     if (fromBase64 !== null) return fromBase64;
   }
   throw pemError;
