@@ -81,6 +81,20 @@ function probe(url, timeoutMs) {
 }
 
 /**
+ * The node flags the `certsmith` executable runs with, read from its shebang
+ * (`#!/usr/bin/env -S node <flags>`), so the benchmark starts the server exactly as `certsmith serve`
+ * and `npm start` do.
+ *
+ * @param {string} repoRoot
+ * @returns {string[]}
+ */
+export function certsmithNodeFlags(repoRoot) {
+  const firstLine = readFileSync(join(repoRoot, 'apps/server/dist/cli.js'), 'utf8').split('\n', 1)[0] ?? '';
+  const match = /^#!\S*env -S node(?<flags>( --?\S+)*)\s*$/.exec(firstLine);
+  return match?.groups?.flags?.trim().split(/\s+/).filter(Boolean) ?? [];
+}
+
+/**
  * Start one server and wait until it answers. `readyMs` counts from just before `spawn` (so it
  * includes the runtime's own start-up) to the first answer, polled every 5 ms on fresh connections.
  *
@@ -102,6 +116,7 @@ export async function startServer({ kind, files, workDir, repoRoot, label = kind
   if (kind === 'certsmith') {
     command = process.execPath;
     args = [
+      ...certsmithNodeFlags(repoRoot),
       ...nodeArgs,
       join(repoRoot, 'apps/server/dist/cli.js'),
       'serve',
