@@ -217,8 +217,16 @@ export function checkTargets({ cells, startup, pool, healthUnderLoad }) {
   } else {
     add('newcert ECDSA c=16 p99 ≤ CFSSL p99', notMeasured(ecdsa), undefined);
   }
+  const tail = (name, label) => {
+    const cell = find(name, 16);
+    if (!both(cell)) return add(`${label} c=16 p99 ≤ CFSSL p99`, notMeasured(cell), undefined);
+    const { certsmith, cfssl } = cell.results;
+    add(`${label} c=16 p99 ≤ CFSSL p99`, `${ms(certsmith.p99Ms)} vs ${ms(cfssl.p99Ms)} ms`, certsmith.p99Ms <= cfssl.p99Ms);
+  };
   throughput('bundle-generated', 'bundle (generated leaf)');
+  tail('bundle-generated', 'bundle (generated leaf)');
   throughput('bundle-real', 'bundle (real intermediates)');
+  tail('bundle-real', 'bundle (real intermediates)');
   throughput('newcert-rsa', 'newcert RSA-2048 (sustained)');
 
   const rss = cells
