@@ -49,6 +49,8 @@ describe('worker faults', () => {
 
   it('fails only the crashing task: others on other workers and in the queue complete', { timeout: 60_000 }, async () => {
     const pool = makePool(2);
+    // Once both workers are up, the crashing task goes alone to one of them.
+    await pool.ready();
     const results = await Promise.allSettled([
       pool.run(exitTask, {}),
       ...Array.from({ length: 9 }, () => pool.run(whoTask, {})) /* size 2 + maxQueue 8 */,

@@ -68,6 +68,7 @@ describe('createWorkerPool taskTimeoutMs', () => {
   it('abandons a task that runs too long with a 503 and replaces its worker', async () => {
     const pool = createWorkerPool({ size: 1, tasks: [gateTask, echoTask], taskTimeoutMs: 2000 });
     try {
+      await pool.ready();
       const gate = new SharedArrayBuffer(4);
       await expect(pool.run(gateTask, { gate, timeoutMs: 20_000 })).rejects.toMatchObject({ code: 503 });
       await expect(pool.run(echoTask, 'after')).resolves.toMatchObject({ input: 'after' });
@@ -94,6 +95,9 @@ async function sentTogether<T extends Promise<unknown>[]>(pool: WorkerPool, queu
 async function withPool(options: Parameters<typeof createWorkerPool>[0], use: (pool: WorkerPool) => Promise<void>): Promise<void> {
   const pool = createWorkerPool(options);
   try {
+    // Tasks run before the workers are up wait and then travel together; these tests are about
+    // what happens once they are.
+    await pool.ready();
     await use(pool);
   } finally {
     await pool.close();
@@ -216,6 +220,21 @@ describe('createWorkerPool close', () => {
   it('rejects invalid sizes', () => {
     expect(() => createWorkerPool({ size: 0, tasks: [] })).toThrow(RangeError);
     expect(() => createWorkerPool({ size: 1, maxQueue: -1, tasks: [] })).toThrow(RangeError);
+  });
+});
+
+describe('createWorkerPool ready', () => {
+  it('resolves once its workers can take tasks; tasks run before wait for them and are answered', async () => {
+    const pool = createWorkerPool({ size: 2, tasks: [echoTask] });
+    try {
+      const early = [pool.run(echoTask, 'early 1'), pool.run(echoTask, 'early 2')];
+      await pool.ready();
+      await expect(Promise.all(early)).resolves.toMatchObject([{ input: 'early 1' }, { input: 'early 2' }]);
+      const threads = new Set((await Promise.all([1, 2, 3, 4].map((i) => pool.run(echoTask, i)))).map((result) => result.threadId));
+      expect(threads.size).toBeGreaterThanOrEqual(1);
+    } finally {
+      await pool.close();
+    }
   });
 });
 

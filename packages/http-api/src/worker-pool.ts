@@ -22,8 +22,8 @@ import { ServiceUnavailableError, UnknownTaskError, WorkerCrashedError } from '.
 import { resolveBuiltModule } from './task.js';
 import type { TaskDefinition } from './task.js';
 import type { RunTaskOptions, TaskRunner } from './task-runner.js';
-import { WORKER_HEARTBEAT, WORKER_HEARTBEAT_INTERVAL_MS, isLateOutcomePortAnnouncement } from './worker-protocol.js';
-import type { LateOutcome, TaskBatchOutcome, TaskBatchRequest, TaskOutcome, TaskRequest, WorkerSetup } from './worker-protocol.js';
+import { WORKER_HEARTBEAT, WORKER_HEARTBEAT_INTERVAL_MS, isDirectBatchAnswer, isLateOutcomePortAnnouncement } from './worker-protocol.js';
+import type { DirectBatchAnswer, DirectBatchRequest, LateOutcome, TaskOutcome, TaskRequest, WorkerSetup } from './worker-protocol.js';
 import type { WorkerSignerSpec } from './issue/worker-signers.js';
 
 /** Options of {@link createWorkerPool}. */
@@ -127,6 +127,12 @@ export interface WorkerPool extends TaskRunner {
   readonly pending: number;
   /** Names of the tasks this pool can run. */
   readonly taskNames: readonly string[];
+  /**
+   * Resolves once every worker the pool started with can take tasks (it has announced its port),
+   * rejects when a worker cannot start. Tasks run before that wait in the queue, and those that
+   * arrive together may travel to the first worker together.
+   */
+  ready(): Promise<void>;
 }
 
 /**
@@ -237,6 +243,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     ...(options.signers && options.signers.length > 0 ? { signers: options.signers } : {}),
     ...(keyPool !== null ? { keyPool } : {}),
   };
+  const closeTimeoutMs = options.closeTimeoutMs ?? 10_000;
   const piscina = new Piscina({
     filename,
     minThreads: size,
@@ -244,7 +251,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     // Admission is decided below, synchronously and exactly; Piscina's own queue limit also counts
     // workers that are still starting, which would make the limit depend on timing.
     maxQueue: Infinity,
-    closeTimeout: options.closeTimeoutMs ?? 10_000,
+    closeTimeout: closeTimeoutMs,
     workerData,
     // Tasks reach workers as plain messages. With Piscina's default ('sync': an idle worker parks in
     // Atomics.wait and drains its port itself) a task now and then was never picked up under
@@ -266,7 +273,12 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   let startupFailure: unknown = null;
   let workersProven = false;
   piscina.on('error', (error: unknown) => {
-    if (!workersProven) startupFailure = error;
+    if (!workersProven) {
+      startupFailure = error;
+      markFailed(error);
+      // Tasks waiting for a worker that cannot start would wait for their timeout.
+      for (const item of waiting.take(waiting.length)) fail(item, error);
+    }
     options.onError?.(error);
   });
   const taskTimeoutMs = options.taskTimeoutMs ?? 120_000;
@@ -279,14 +291,12 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   let closing: Promise<void> | null = null;
   /** Tasks waiting for a free worker, oldest first. */
   const waiting = new TaskQueue();
-  /** Messages sent to Piscina and not yet answered: at most one per worker. */
-  let messagesInFlight = 0;
   const messageTimeoutMs = options.messageTimeoutMs ?? DEFAULT_MESSAGE_TIMEOUT_MS;
   if (!(messageTimeoutMs > 0)) throw new RangeError(`worker pool messageTimeoutMs must be positive, got ${messageTimeoutMs}`);
   let lastTaskId = 0;
   /** Tasks sent to a worker and not yet settled, by id. */
   const sent = new Map<number, PooledTask>();
-  /** Tasks whose message was answered before they settled (they still run in the worker), by worker thread. */
+  /** Tasks a worker owes an answer for (sent to it, or answered late), by worker thread. */
   const lateByWorker = new Map<number, Set<PooledTask>>();
   /** Each worker's late-outcome port, by thread id: referenced (keeps the process up) while it owes outcomes. */
   const latePorts = new Map<number, MessagePort>();
@@ -295,10 +305,6 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   const lastHeard = new Map<number, number>();
   // Three missed heartbeats: see messageTimeoutMs.
   const silenceMs = 3 * heartbeatIntervalMs;
-  const silentWorkers = (): number[] => {
-    const now = performance.now();
-    return [...lastHeard].filter(([, heard]) => now - heard > silenceMs).map(([worker]) => worker);
-  };
 
   // Each worker announces the port its late outcomes come back on (see worker.ts).
   piscina.on('message', (message: unknown) => {
@@ -319,6 +325,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     thread?.once('exit', () => {
       const owed = lateByWorker.get(worker);
       lateByWorker.delete(worker);
+      outstanding.delete(worker);
       lastHeard.delete(worker);
       latePorts.get(worker)?.close();
       latePorts.delete(worker);
@@ -336,6 +343,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       if (!item.resent && closing === null && !item.timedOut) {
         item.resent = true;
         item.state = 'waiting';
+        item.direct = false;
         item.cancellation = null;
         resend.push(item);
       } else fail(item, new ServiceUnavailableError(`task ${item.name} was sent to two workers that both stopped answering; retry later`, retryAfterSeconds));
@@ -378,16 +386,32 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   }, heartbeatIntervalMs);
   monitor.unref();
 
+  /** Workers that have announced their port (the pool is ready once `size` have). */
+  let announced = 0;
+  let markReady: () => void = () => undefined;
+  let markFailed: (error: unknown) => void = () => undefined;
+  const readiness = new Promise<void>((resolve, reject) => {
+    markReady = resolve;
+    markFailed = reject;
+  });
+  // Nobody may ever ask: an unobserved rejection must not end the process.
+  readiness.catch(() => undefined);
+
   function watchLateOutcomes(worker: number, port: MessagePort): void {
+    announced += 1;
+    if (announced >= size) markReady();
     lastHeard.set(worker, performance.now());
-    port.on('message', (late: LateOutcome | typeof WORKER_HEARTBEAT) => {
+    port.on('message', (late: LateOutcome | DirectBatchAnswer | typeof WORKER_HEARTBEAT) => {
       lastHeard.set(worker, performance.now());
       if (late === WORKER_HEARTBEAT) return;
+      if (isDirectBatchAnswer(late)) return answerDirect(worker, late);
       const item = sent.get(late.id);
       if (item !== undefined) settle(item, late.outcome);
     });
     port.unref();
     latePorts.set(worker, port);
+    // Tasks may be waiting for the first worker to come up.
+    dispatch();
   }
 
   function settle(item: PooledTask, outcome: TaskOutcome): void {
@@ -400,7 +424,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
 
   function finish(item: PooledTask): boolean {
     if (item.state === 'settled') return false;
-    if (item.state === 'late') {
+    if (item.state === 'late' || item.direct) {
       const owed = lateByWorker.get(item.worker);
       owed?.delete(item);
       if (owed?.size === 0) latePorts.get(item.worker)?.unref();
@@ -433,9 +457,6 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   function lostTaskError(item: { readonly name: string; readonly timedOut: boolean; readonly cancellation?: TaskCancellation | null }, error: unknown): unknown {
     if (item.timedOut) return new ServiceUnavailableError(`task ${item.name} did not finish within ${taskTimeoutMs} ms`, retryAfterSeconds);
     const stoppedBy = item.cancellation?.stoppedBy;
-    if (stoppedBy === STUCK_WORKER) {
-      return new ServiceUnavailableError(`task ${item.name} was sent to two workers that both stopped answering; retry later`, retryAfterSeconds);
-    }
     if (stoppedBy !== undefined) {
       return new ServiceUnavailableError(
         `task ${item.name} was stopped with its worker: task ${stoppedBy}, sent with it, did not finish within ${taskTimeoutMs} ms`,
@@ -451,74 +472,105 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     return crashed;
   }
 
-  /** Send waiting tasks to free workers: each free worker gets its share, up to the message limit. */
+  /**
+   * Send waiting tasks to free workers: each free worker gets its share, up to the message limit,
+   * straight to the worker on its own port (see `sendDirect`). A worker can take work once it has
+   * announced its port (at start-up, once its entry module has loaded); until then tasks wait.
+   */
   function dispatch(): void {
-    while (messagesInFlight < size && waiting.length > 0) {
-      const share = Math.min(maxTasksPerMessage, Math.ceil(waiting.length / (size - messagesInFlight)));
-      const items = waiting.take(share);
+    while (waiting.length > 0) {
+      const free = freeDirectWorkers();
+      if (free.length === 0) break;
+      const items = waiting.take(Math.min(maxTasksPerMessage, Math.ceil(waiting.length / free.length)));
       if (items.length === 0) break;
-      send(items);
+      sendDirect(free[0]!, items);
     }
   }
 
-  function send(items: PooledTask[]): void {
-    messagesInFlight += 1;
-    const cancellation = new TaskCancellation();
-    const batch: TaskBatchRequest['batch'] = [];
+  /**
+   * Messages sent straight to a worker and not yet answered: at most one per worker, so that what
+   * waits travels to the first worker that frees up. By worker thread id.
+   */
+  const outstanding = new Map<number, DirectMessage>();
+  let lastMessageId = 0;
+  /** Where the search for a free worker starts, so that work spreads over the workers. */
+  let nextWorker = 0;
+
+  /** Workers with a port, not being stopped, and no message of ours unanswered; round-robin order. */
+  function freeDirectWorkers(): number[] {
+    const free: number[] = [];
+    for (const worker of latePorts.keys()) {
+      if (!outstanding.has(worker) && !stoppedSilent.has(worker) && !stopping.has(worker)) free.push(worker);
+    }
+    if (free.length > 1) {
+      nextWorker = (nextWorker + 1) % free.length;
+      return [...free.slice(nextWorker), ...free.slice(0, nextWorker)];
+    }
+    return free;
+  }
+
+  /**
+   * Send tasks to a worker on its own port, not through Piscina. Why: Piscina makes, for every
+   * message, objects whose per-call getters give V8 a new hidden class each time (its `interface`
+   * objects); the young-generation GC keeps those alive through the hidden classes' transition
+   * trees, and with them the message's task, promise and closures: under load ≈1 MB of every
+   * 3–4 MB scavenged on the event loop was promoted to the old generation, which then swung between
+   * 20 and 80 MB. The tasks are owed by the worker from the start (`lateByWorker`): its exit fails
+   * them (or resends them once when it was stopped for going silent), a task timeout stops the
+   * worker as Piscina's abort did, and the silent-worker watch covers them.
+   */
+  function sendDirect(worker: number, items: PooledTask[]): void {
+    const port = latePorts.get(worker)!;
+    lastMessageId += 1;
+    const message = new DirectMessage(lastMessageId, items, new TaskCancellation());
+    // A task of this message timed out: stop its worker (its exit fails the others, naming it).
+    message.cancellation.once('abort', () => stopWorker(worker));
+    const batch: DirectBatchRequest['batch'] = [];
+    let owed = lateByWorker.get(worker);
+    if (owed === undefined) lateByWorker.set(worker, (owed = new Set()));
     for (const item of items) {
       item.state = 'sent';
-      item.cancellation = cancellation;
+      item.direct = true;
+      item.worker = worker;
+      item.cancellation = message.cancellation;
       sent.set(item.id, item);
+      owed.add(item);
       batch.push({ id: item.id, task: item.name, input: item.input });
     }
-    // Unanswered for messageTimeoutMs while a worker has gone silent: that worker is stuck (see
-    // messageTimeoutMs); replace it and resend the tasks. While every worker still sends its
-    // heartbeat, the message is merely long (RSA-8192 primes, a slow AIA server): keep waiting.
-    let watchdog: ReturnType<typeof setTimeout>;
-    const watch = (): void => {
-      watchdog = setTimeout(() => {
-        const silent = silentWorkers();
-        if (silent.length === 0) return watch();
-        options.onError?.(new WorkerStuckError(items.map((item) => item.name), messageTimeoutMs));
-        cancellation.abort(new DOMException('worker did not answer', 'TimeoutError'), STUCK_WORKER);
-        for (const worker of silent) stopSilentWorker(worker);
-      }, messageTimeoutMs);
-      watchdog.unref();
-    };
-    watch();
-    piscina.run({ batch } satisfies TaskBatchRequest, { signal: cancellation }).then(
-      (answer: TaskBatchOutcome) => {
-        clearTimeout(watchdog);
-        messagesInFlight -= 1;
-        workersProven = true;
-        items.forEach((item, index) => {
-          const outcome = answer.outcomes[index];
-          if (outcome !== null && outcome !== undefined) settle(item, outcome);
-          else if (item.state === 'sent') {
-            // Still running (waiting on I/O or libuv's thread pool): its outcome comes on the
-            // worker's late-outcome port, unless it already did.
-            item.state = 'late';
-            item.worker = answer.worker;
-            let owed = lateByWorker.get(answer.worker);
-            if (owed === undefined) lateByWorker.set(answer.worker, (owed = new Set()));
-            owed.add(item);
-            // A task still running keeps the process up, as Piscina's port does for a running message.
-            latePorts.get(answer.worker)?.ref();
-          }
-        });
-        dispatch();
-      },
-      (error: unknown) => {
-        clearTimeout(watchdog);
-        messagesInFlight -= 1;
-        const unanswered = items.filter((item) => item.state === 'sent');
-        if (cancellation.stoppedBy === STUCK_WORKER) resendOnce(unanswered);
-        else {
-          for (const item of unanswered) fail(item, lostTaskError(item, error));
-          dispatch();
-        }
-      },
-    );
+    try {
+      port.postMessage({ direct: message.id, batch } satisfies DirectBatchRequest);
+    } catch (error) {
+      // An input that cannot be cloned: a caller's bug. Only these tasks fail.
+      for (const item of items) fail(item, error);
+      return;
+    }
+    outstanding.set(worker, message);
+    // Tasks owed keep the process up, as Piscina's port does for a running message.
+    port.ref();
+  }
+
+  function answerDirect(worker: number, answer: DirectBatchAnswer): void {
+    const message = outstanding.get(worker);
+    if (message === undefined || message.id !== answer.direct) return;
+    outstanding.delete(worker);
+    workersProven = true;
+    message.items.forEach((item, index) => {
+      const outcome = answer.outcomes[index];
+      if (outcome !== null && outcome !== undefined) settle(item, outcome);
+      // Still running (waiting on I/O or libuv's thread pool): its outcome comes on its own.
+      else if (item.state === 'sent') item.state = 'late';
+    });
+    dispatch();
+  }
+
+  /** Workers being terminated by us (a task timeout): no new work goes to them. */
+  const stopping = new Set<number>();
+  function stopWorker(worker: number): void {
+    stopping.add(worker);
+    const thread = piscina.threads.find((candidate) => candidate.threadId === worker);
+    if (thread === undefined) return void stopping.delete(worker);
+    thread.once('exit', () => stopping.delete(worker));
+    void thread.terminate();
   }
 
   /** A task with its own abort signal goes alone, straight to Piscina (aborting it stops only its worker). */
@@ -555,6 +607,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       return pending;
     },
     taskNames: [...registered.keys()],
+    ready: () => readiness,
     async run<TInput, TOutput>(task: TaskDefinition<TInput, TOutput>, input: TInput, runOptions?: RunTaskOptions) {
       if (registered.get(task.name) === undefined) throw new UnknownTaskError(task.name, [...registered.keys()]);
       if (closing !== null) throw new ServiceUnavailableError('server is shutting down', retryAfterSeconds);
@@ -595,6 +648,12 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         let wait: ReturnType<typeof setTimeout> | undefined;
         await Promise.race([initialWorkersStarted, new Promise<void>((resolve) => (wait = setTimeout(resolve, STARTING_WORKERS_WAIT_MS)))]);
         clearTimeout(wait);
+        // Tasks sent straight to workers are not Piscina's to wait for: let them finish first (as
+        // long as Piscina would wait for its own), so a graceful stop answers them.
+        const deadline = performance.now() + closeTimeoutMs;
+        while ([...lateByWorker.values()].some((owed) => owed.size > 0) && performance.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
         await piscina.close();
       })();
       return closing;
@@ -605,8 +664,6 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
 /** Longest `close()` waits for the pool's first workers to finish starting before stopping them. */
 const STARTING_WORKERS_WAIT_MS = 5_000;
 
-/** `TaskCancellation.stoppedBy` of a message whose worker stopped answering. */
-const STUCK_WORKER = '(worker stopped answering)';
 
 /**
  * Reported through `onError` (the server logs it) when a worker stopped answering (see
@@ -635,8 +692,10 @@ class PooledTask {
   timer: ReturnType<typeof setTimeout> | undefined = undefined;
   /** Stops the message this task was sent in. */
   cancellation: TaskCancellation | null = null;
-  /** Thread id of the worker that owes this task's late outcome. */
+  /** Thread id of the worker that owes this task's late outcome (or its direct message's answer). */
   worker = 0;
+  /** Sent straight to its worker's port (see `sendDirect`): owed by that worker from the start. */
+  direct = false;
 
   constructor(
     readonly id: number,
@@ -644,6 +703,16 @@ class PooledTask {
     readonly input: unknown,
     readonly resolve: (outcome: TaskOutcome) => void,
     readonly reject: (error: unknown) => void,
+  ) {}
+}
+
+/** A message sent straight to a worker's port (see `sendDirect`). */
+class DirectMessage {
+  constructor(
+    readonly id: number,
+    readonly items: readonly PooledTask[],
+    /** Stops the message's worker when one of its tasks times out. */
+    readonly cancellation: TaskCancellation,
   ) {}
 }
 

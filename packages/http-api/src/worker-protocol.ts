@@ -85,3 +85,27 @@ export interface LateOutcomePortAnnouncement {
 export function isLateOutcomePortAnnouncement(message: unknown): message is LateOutcomePortAnnouncement {
   return typeof message === 'object' && message !== null && (message as Record<string, unknown>)[LATE_OUTCOME_PORT] === true;
 }
+
+/**
+ * A batch sent straight to a worker on its late-outcome port, not through Piscina (see
+ * `sendDirect` in worker-pool.ts). The worker answers with a {@link DirectBatchAnswer} on the same
+ * port; tasks still waiting on I/O are answered `null` there and post a {@link LateOutcome} later.
+ */
+export interface DirectBatchRequest {
+  direct: number;
+  batch: (TaskRequest & { id: number })[];
+}
+
+/** A worker's answer to a {@link DirectBatchRequest}, outcomes in the request's order. */
+export interface DirectBatchAnswer {
+  direct: number;
+  outcomes: (TaskOutcome | null)[];
+}
+
+export function isDirectBatchRequest(message: unknown): message is DirectBatchRequest {
+  return typeof message === 'object' && message !== null && typeof (message as Record<string, unknown>)['direct'] === 'number' && Array.isArray((message as Record<string, unknown>)['batch']);
+}
+
+export function isDirectBatchAnswer(message: unknown): message is DirectBatchAnswer {
+  return typeof message === 'object' && message !== null && typeof (message as Record<string, unknown>)['direct'] === 'number' && Array.isArray((message as Record<string, unknown>)['outcomes']);
+}

@@ -13,8 +13,18 @@ import { startWorkerKeyPool } from './issue/worker-key-pool.js';
 import { isTaskDefinition } from './task.js';
 import { trackTask } from './worker-activity.js';
 import type { TaskDefinition } from './task.js';
-import { LATE_OUTCOME_PORT, WORKER_HEARTBEAT, WORKER_HEARTBEAT_INTERVAL_MS } from './worker-protocol.js';
-import type { LateOutcome, LateOutcomePortAnnouncement, TaskBatchOutcome, TaskBatchRequest, TaskOutcome, TaskRequest, WorkerSetup } from './worker-protocol.js';
+import { LATE_OUTCOME_PORT, WORKER_HEARTBEAT, WORKER_HEARTBEAT_INTERVAL_MS, isDirectBatchRequest } from './worker-protocol.js';
+import type {
+  DirectBatchAnswer,
+  DirectBatchRequest,
+  LateOutcome,
+  LateOutcomePortAnnouncement,
+  TaskBatchOutcome,
+  TaskBatchRequest,
+  TaskOutcome,
+  TaskRequest,
+  WorkerSetup,
+} from './worker-protocol.js';
 
 const loaded = new Map<string, Promise<TaskDefinition>>();
 
@@ -32,6 +42,10 @@ function announceLateOutcomePort(): MessagePort | null {
   const { port1, port2 } = new MessageChannel();
   const announcement: LateOutcomePortAnnouncement = { [LATE_OUTCOME_PORT]: true, port: port2, threadId };
   parentPort.postMessage(announcement, [port2]);
+  // The pool sends batches straight to this port (see `sendDirect` in worker-pool.ts).
+  port1.on('message', (message: unknown) => {
+    if (isDirectBatchRequest(message)) void answerDirectBatch(port1, message);
+  });
   // Piscina's own port keeps the thread alive; this one must not keep it from exiting.
   port1.unref();
   const interval = (workerData as WorkerSetup | undefined)?.heartbeatIntervalMs ?? WORKER_HEARTBEAT_INTERVAL_MS;
@@ -69,6 +83,27 @@ async function runTaskBatch(message: TaskBatchRequest): Promise<TaskBatchOutcome
   else await settled;
   answered = true;
   return { outcomes, worker: threadId };
+}
+
+/** Run a batch the pool sent on this worker's port and answer there (see {@link runTaskBatch}). */
+async function answerDirectBatch(port: MessagePort, message: DirectBatchRequest): Promise<void> {
+  const { outcomes } = await runTaskBatch({ batch: message.batch });
+  try {
+    port.postMessage({ direct: message.direct, outcomes } satisfies DirectBatchAnswer);
+  } catch {
+    // An outcome that cannot be cloned (a task returned a function) goes back as its own error;
+    // the others as they are.
+    const checked = outcomes.map((outcome) => {
+      if (outcome === null) return null;
+      try {
+        structuredClone(outcome);
+        return outcome;
+      } catch (error) {
+        return { ok: false, error: toErrorPayload(error) } satisfies TaskOutcome;
+      }
+    });
+    port.postMessage({ direct: message.direct, outcomes: checked } satisfies DirectBatchAnswer);
+  }
 }
 
 /** Post a late outcome; one that cannot be cloned (a task returned a function) goes back as its error. */
