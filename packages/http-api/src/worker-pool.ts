@@ -444,8 +444,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       waiting.remove(item);
       fail(item, error);
     } else if (item.state === 'sent') {
-      // Stop its worker (Piscina terminates the thread of an aborted task); the tasks sent with it
-      // fail with it, naming this one.
+      // Answered now, not when its worker has gone: then stop the worker (it may be stuck in this
+      // very task); the tasks sent with it fail on its exit, naming this one.
+      fail(item, error);
       item.cancellation?.abort(new DOMException(`task ${item.name} timed out`, 'TimeoutError'), item.name);
     } else {
       // Late: its message was answered and the worker serves others; drop the answer when it comes.
