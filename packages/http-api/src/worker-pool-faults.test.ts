@@ -49,7 +49,8 @@ describe('worker faults', () => {
 
   it('fails only the crashing task: others on other workers and in the queue complete', { timeout: 60_000 }, async () => {
     const pool = makePool(2);
-    // Once both workers are up, the crashing task goes alone to one of them.
+    // Run in one turn, the crashing task travels in one message with others: those are sent again,
+    // each alone, and complete; the crashing one stops a second worker and then fails.
     await pool.ready();
     const results = await Promise.allSettled([
       pool.run(exitTask, {}),
@@ -57,6 +58,19 @@ describe('worker faults', () => {
     ]);
     expect(results[0]).toMatchObject({ status: 'rejected', reason: { code: 500 } });
     expect(results.slice(1).filter((result) => result.status === 'rejected')).toEqual([]);
+  });
+
+  it('reports the first crash of a message naming its tasks, and the task that crashes twice', { timeout: 60_000 }, async () => {
+    const errors: unknown[] = [];
+    const pool = makePool(1, errors);
+    await pool.ready();
+    const [crashing, innocent] = await Promise.allSettled([pool.run(exitTask, {}), pool.run(whoTask, {})]);
+    expect(crashing).toMatchObject({ status: 'rejected', reason: { code: 500, taskName: 'test.exit' } });
+    expect(innocent).toMatchObject({ status: 'fulfilled' });
+    expect(errors).toHaveLength(2);
+    expect(errors[0]).toMatchObject({ code: 500, taskName: 'test.exit, test.who' });
+    expect(errors[1]).toMatchObject({ code: 500, taskName: 'test.exit' });
+    expect(pool.pending).toBe(0);
   });
 });
 

@@ -85,10 +85,19 @@ describe('createWorkerPool taskTimeoutMs', () => {
 async function sentTogether<T extends Promise<unknown>[]>(pool: WorkerPool, queue: () => T): Promise<T> {
   const gate = new SharedArrayBuffer(4);
   const blocker = pool.run(gateTask, { gate, timeoutMs: 20_000 });
+  await nextTurn();
   const queued = queue();
   openGate(gate);
   await expect(blocker).resolves.toEqual({ opened: true });
   return queued;
+}
+
+/**
+ * Wait for the end of this event-loop turn, when the pool sends the tasks run in it: what is run
+ * next travels in another message.
+ */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** A pool made for one test and closed after it. */
@@ -112,6 +121,17 @@ describe('createWorkerPool batches', () => {
       const waiting = await sentTogether(pool, () => [1, 2, 3, 4].map(() => pool.run(rendezvousTask, { expected: 4, timeoutMs: 10_000 })));
       // All four were running in the worker at the same time: they came in one message.
       await expect(Promise.all(waiting)).resolves.toEqual([{ met: 4 }, { met: 4 }, { met: 4 }, { met: 4 }]);
+    }));
+
+  it('sends the tasks run in one event-loop turn to an idle worker together, at the end of the turn', () =>
+    withPool({ size: 1, tasks }, async (pool) => {
+      const together = [1, 2, 3].map(() => pool.run(rendezvousTask, { expected: 3, timeoutMs: 10_000 }));
+      await expect(Promise.all(together)).resolves.toEqual([{ met: 3 }, { met: 3 }, { met: 3 }]);
+      // Run in different turns, they travel apart.
+      const first = pool.run(rendezvousTask, { expected: 2, timeoutMs: 300 });
+      await nextTurn();
+      const second = pool.run(rendezvousTask, { expected: 2, timeoutMs: 300 });
+      await expect(Promise.all([first, second])).resolves.toEqual([{ met: 1 }, { met: 1 }]);
     }));
 
   it('gives each task of a message its own answer, results and coded errors alike', () =>
@@ -139,6 +159,7 @@ describe('createWorkerPool batches', () => {
     withPool({ size: 1, tasks, taskTimeoutMs: 1_500 }, async (pool) => {
       const gate = new SharedArrayBuffer(4);
       const blocker = pool.run(gateTask, { gate, timeoutMs: 20_000 });
+      await nextTurn();
       const queued = pool.run(echoTask, 'late');
       await expect(blocker).rejects.toMatchObject({ code: 503, message: 'task test.gate did not finish within 1500 ms' });
       await expect(queued).rejects.toMatchObject({ code: 503, message: 'task test.echo did not finish within 1500 ms' });
@@ -151,6 +172,7 @@ describe('createWorkerPool batches', () => {
       const opener = new SharedArrayBuffer(4);
       const never = new SharedArrayBuffer(4);
       const blocker = pool.run(gateTask, { gate: opener, timeoutMs: 20_000 });
+      await nextTurn();
       const stuck = pool.run(gateTask, { gate: never, timeoutMs: 20_000 });
       await new Promise((resolve) => setTimeout(resolve, 700));
       const companion = pool.run(echoTask, 'companion');
