@@ -64,10 +64,11 @@ const MAX_PENDING_LOG_BYTES = 16 * 1024 * 1024;
 /**
  * Create the server logger: JSON lines, ISO timestamps, secrets redacted.
  *
- * Without a `destination`, lines go to stdout asynchronously, each event-loop turn's lines in one
- * chunk (see `createStdoutDestination`). pino's default (one synchronous `write(2)` per line) cost
- * the event loop ≈60–80 µs per request under load. Pending lines are flushed synchronously when the
- * process exits, and `logger.flush(callback)` waits until they are written.
+ * Without a `destination`, lines go to stdout asynchronously, gathered for up to
+ * {@link LOG_WRITE_INTERVAL_MS} (see `createStdoutDestination`). pino's default (one synchronous
+ * `write(2)` per line) cost the event loop ≈60–80 µs per request under load. Pending lines are
+ * flushed synchronously when the process exits, and `logger.flush(callback)` waits until they are
+ * written.
  */
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const loggerOptions: LoggerOptions = {
@@ -86,26 +87,39 @@ interface FlushableDestination extends DestinationStream {
 }
 
 /**
- * stdout, written asynchronously by pino's destination (sonic-boom), with the lines of one event-loop
- * turn handed over as one chunk. A server under load answers several requests per turn (a worker's
- * whole batch of answers arrives at once); one write per line meant one trip through libuv's
- * thread pool per request, a sixth of the event loop's time for newcert at 16 clients. A line is
- * still written in the turn after it is logged — a quiet server shows each request at once — and
- * chunks that arrive while a write is in flight go out together with the next one.
+ * Longest a log line waits before it is handed to the write: lines logged meanwhile go out in the
+ * same write. An operator tailing the log sees each request within this; a server under load makes
+ * one write per interval instead of one per event-loop turn.
+ */
+export const LOG_WRITE_INTERVAL_MS = 10;
+
+/** Pending log text (UTF-16 code units) that is handed over at once instead of at the interval. */
+const LOG_WRITE_EAGER_LENGTH = 64 * 1024;
+
+/**
+ * stdout, written asynchronously by pino's destination (sonic-boom), with the lines of up to
+ * {@link LOG_WRITE_INTERVAL_MS} handed over as one chunk. Each write is a trip through libuv's
+ * thread pool (a thread woken, then a completion on the event loop); once per line it took a sixth
+ * of the event loop's time for newcert at 16 clients, and once per event-loop turn it still cost
+ * ≈10 µs per bundle request at 16 clients (one worker answers eight requests at a time, so a turn
+ * holds few lines). Chunks that arrive while a write is in flight go out together with the next one.
  */
 function createStdoutDestination(): FlushableDestination {
   const stdout = pino.destination({ dest: 1, sync: false, minLength: 1, maxLength: MAX_PENDING_LOG_BYTES });
-  let turn: string[] = [];
-  let scheduled = false;
+  let pending: string[] = [];
+  let pendingLength = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
   const handOver = (): void => {
-    scheduled = false;
-    if (turn.length === 0) return;
-    const lines = turn.length === 1 ? turn[0]! : turn.join('');
-    turn = [];
+    clearTimeout(timer);
+    timer = undefined;
+    if (pending.length === 0) return;
+    const lines = pending.length === 1 ? pending[0]! : pending.join('');
+    pending = [];
+    pendingLength = 0;
     stdout.write(lines);
   };
-  // At exit, the last turn's lines are written synchronously (pino's own exit flush of the
-  // destination may already have run).
+  // At exit, the pending lines are written synchronously (pino's own exit flush of the destination
+  // may already have run).
   process.once('exit', () => {
     handOver();
     try {
@@ -116,10 +130,13 @@ function createStdoutDestination(): FlushableDestination {
   });
   return {
     write(line: string): void {
-      turn.push(line);
-      if (!scheduled) {
-        scheduled = true;
-        setImmediate(handOver);
+      pending.push(line);
+      pendingLength += line.length;
+      if (pendingLength >= LOG_WRITE_EAGER_LENGTH) handOver();
+      else if (timer === undefined) {
+        timer = setTimeout(handOver, LOG_WRITE_INTERVAL_MS);
+        // Pending lines never keep a finished process alive: its exit writes them.
+        timer.unref();
       }
     },
     flush(callback?: (error?: Error) => void): void {
