@@ -89,9 +89,11 @@ export function median(values) {
  * @param {number} options.concurrency
  * @param {number} options.durationMs  no request is *started* after this; in-flight ones finish
  * @param {number} options.pid        server process, for RSS and CPU sampling
+ * @param {number} [options.intervalMs]  paced loops: each starts its next request this long after
+ *   the previous one started (or at once when that one took longer); default 0, a closed loop
  * @returns {Promise<RoundResult>}
  */
-export async function runRound({ client, path, bodies, concurrency, durationMs, pid }) {
+export async function runRound({ client, path, bodies, concurrency, durationMs, pid, intervalMs = 0 }) {
   const latencies = [];
   const statuses = {};
   let errors = 0;
@@ -117,6 +119,8 @@ export async function runRound({ client, path, bodies, concurrency, durationMs, 
         errors++;
         firstError ??= `${status} ${text.slice(0, 160)}`;
       }
+      const pause = sent + intervalMs - performance.now();
+      if (pause > 0 && sent + intervalMs < deadline) await new Promise((resolve) => setTimeout(resolve, pause));
     }
   }
   await Promise.all(Array.from({ length: concurrency }, loop));

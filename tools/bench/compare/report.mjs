@@ -171,6 +171,29 @@ export function formatPoolTable(pool) {
   );
 }
 
+/** The key-pool measurement as a table: per server, latency of paced c=1 RSA-2048 newcerts. */
+export function formatKeyPoolTable(keyPool) {
+  const rows = [];
+  for (const key of ['certsmith', 'cfssl']) {
+    const side = keyPool[key];
+    if (!side?.available) {
+      rows.push([key, '', side?.reason ?? 'not measured', '', '', '', '']);
+      continue;
+    }
+    rows.push([
+      key === 'certsmith' ? `certsmith (--key-pool ${keyPool.flag})` : key,
+      String(side.ok),
+      ms(side.p50Ms),
+      ms(side.p95Ms),
+      ms(side.p99Ms),
+      formatErrors(side),
+      mb(side.peakRssBytes),
+    ]);
+  }
+  const fill = keyPool.poolFillMs?.length ? `; certsmith idle (pool full) after ${keyPool.poolFillMs.join(', ')} ms${keyPool.poolFillTimedOut ? ' (timed out)' : ''}` : '';
+  return `${table(['server', 'requests', 'p50 ms', 'p95 ms', 'p99 ms', 'errors', 'peak RSS MB'], rows, 1)}\n\nWaited before each certsmith round until the server was idle${fill}.`;
+}
+
 /** The health-under-load measurement as a table. */
 export function formatHealthTable(health) {
   return table(
@@ -193,7 +216,7 @@ export function formatHealthTable(health) {
  * Check the issue-7 targets against what was measured. Each: { target, measured, verdict } with
  * verdict PASS, FAIL or "n/a" (not measured, or the certsmith op is not available yet).
  */
-export function checkTargets({ cells, startup, pool, healthUnderLoad }) {
+export function checkTargets({ cells, startup, pool, healthUnderLoad, keyPool }) {
   const find = (name, c) => cells.find((cell) => cell.name === name && cell.concurrency === c);
   const both = (cell) => cell && cell.results.certsmith?.available && cell.results.cfssl?.available;
   const targets = [];
@@ -228,6 +251,17 @@ export function checkTargets({ cells, startup, pool, healthUnderLoad }) {
   throughput('bundle-real', 'bundle (real intermediates)');
   tail('bundle-real', 'bundle (real intermediates)');
   throughput('newcert-rsa', 'newcert RSA-2048 (sustained)');
+  const pooledLabel = 'newcert RSA-2048 c=1 p50 with --key-pool ≤ 0.2× CFSSL p50';
+  if (keyPool?.certsmith?.available && keyPool.cfssl?.available) {
+    const { certsmith, cfssl } = keyPool;
+    add(
+      pooledLabel,
+      `${ms(certsmith.p50Ms)} vs ${ms(cfssl.p50Ms)} ms (${ratio(certsmith.p50Ms, cfssl.p50Ms)})${certsmith.errors === 0 ? '' : `, ${certsmith.errors} errors`}`,
+      certsmith.errors === 0 && certsmith.p50Ms <= 0.2 * cfssl.p50Ms
+    );
+  } else {
+    add(pooledLabel, keyPool?.certsmith?.reason ?? 'not measured', undefined);
+  }
 
   const rss = cells
     .map((cell) => cell.results.certsmith)

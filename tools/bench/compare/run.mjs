@@ -20,12 +20,13 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { createClient, median, post, probeLatency, runRound, summarise } from './load.mjs';
-import { ALL_OPS, BUNDLE_PATH, HEALTH_UNDER_LOAD, LOAD_OPERATIONS, NEWCERT_PATH, bundleBody, newcertBody, prefilterRealIntermediates } from './operations.mjs';
+import { ALL_OPS, BUNDLE_PATH, HEALTH_UNDER_LOAD, KEY_POOL, LOAD_OPERATIONS, NEWCERT_PATH, bundleBody, newcertBody, prefilterRealIntermediates } from './operations.mjs';
 import { createSignerCa, generateBenchPki, generateIntermediates, splitPemCertificates, writeTrustFiles } from './pki.mjs';
 import {
   checkTargets,
   describeMachine,
   formatHealthTable,
+  formatKeyPoolTable,
   formatLoadTable,
   formatMachine,
   formatPoolTable,
@@ -34,7 +35,7 @@ import {
   formatTargets,
   writeResults,
 } from './report.mjs';
-import { killAllServersNow, readRss, startServer, stopAllServers } from './servers.mjs';
+import { killAllServersNow, readRss, startServer, stopAllServers, waitUntilIdle } from './servers.mjs';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const REPO_ROOT = resolve(HERE, '../../..');
@@ -327,6 +328,53 @@ async function measureLoadOperations({ ops, files, pki, workDir, options }) {
 }
 
 /**
+ * Key pool: RSA-2048 newcert at c=1, paced ({@link KEY_POOL}), on a certsmith started with
+ * `--key-pool` and on cfssl; rounds alternate. Each server is left to go idle first (certsmith fills
+ * its pool meanwhile), and between rounds.
+ */
+async function measureKeyPool({ files, workDir, options }) {
+  const body = newcertBody({ algo: 'rsa', size: 2048 });
+  const flag = `${KEY_POOL.spec}=${KEY_POOL.size}`;
+  const started = [];
+  try {
+    for (const kind of ['certsmith', 'cfssl']) {
+      const server = await startServer({
+        kind,
+        files,
+        workDir,
+        repoRoot: REPO_ROOT,
+        label: `${kind}-key-pool`,
+        workers: kind === 'certsmith' ? options.workers : undefined,
+        nodeArgs: kind === 'certsmith' ? options.nodeArgs : undefined,
+        extraArgs: kind === 'certsmith' ? ['--key-pool', flag] : [],
+      });
+      started.push({ key: kind, server, client: createClient(server.url, { connections: 1 }) });
+    }
+    const availability = await probeAvailability(started[0].client, NEWCERT_PATH, body);
+    if (!availability.available) return { certsmith: availability, flag, intervalMs: KEY_POOL.intervalMs };
+    const durationMs = options.durationMs * 2;
+    log(`key-pool: newcert RSA-2048 c=1, one request every ${KEY_POOL.intervalMs} ms, certsmith --key-pool ${flag}, ${options.rounds} × ${durationMs / 1000}s rounds`);
+    const rounds = { certsmith: [], cfssl: [] };
+    const filled = [];
+    for (let round = 0; round < options.rounds; round++) {
+      for (const target of round % 2 === 0 ? started : [...started].reverse()) {
+        const idle = await waitUntilIdle(target.server.pid, { quietMs: 1_000, timeoutMs: 60_000 });
+        if (target.key === 'certsmith') filled.push(idle);
+        rounds[target.key].push(
+          await runRound({ client: target.client, path: NEWCERT_PATH, bodies: [body], concurrency: 1, durationMs, pid: target.server.pid, intervalMs: KEY_POOL.intervalMs })
+        );
+      }
+    }
+    const result = { flag, intervalMs: KEY_POOL.intervalMs, poolFillMs: filled.map((f) => Math.round(f.waitedMs)), poolFillTimedOut: filled.some((f) => f.timedOut) };
+    for (const [key, list] of Object.entries(rounds)) result[key] = { available: true, ...summarise(list), rounds: list };
+    return result;
+  } finally {
+    await Promise.all(started.map((t) => t.client.close()));
+    await Promise.all(started.map((t) => t.server.stop()));
+  }
+}
+
+/**
  * Pool size: bundle one fixed generated leaf (its intermediate only in the pool, not in the
  * request) with the cfssl_trust pool vs the same pool plus `poolExtra` generated intermediates.
  * Per server kind, the small- and large-pool servers alternate round by round.
@@ -434,8 +482,15 @@ async function main() {
     }
     const loadOps = options.ops.filter((op) => op === 'health-under-load' || LOAD_OPERATIONS.some((o) => o.name === op));
     if (loadOps.length > 0) Object.assign(results, await measureLoadOperations({ ops: loadOps, files, pki, workDir, options }));
+    if (options.ops.includes('key-pool')) results.keyPool = await measureKeyPool({ files, workDir, options });
     if (options.ops.includes('pool-size')) results.poolSize = await measurePoolSize({ files: trust, ca, pki, workDir, options });
-    results.targets = checkTargets({ cells: results.cells ?? [], startup: results.startup, pool: results.poolSize, healthUnderLoad: results.healthUnderLoad });
+    results.targets = checkTargets({
+      cells: results.cells ?? [],
+      startup: results.startup,
+      pool: results.poolSize,
+      healthUnderLoad: results.healthUnderLoad,
+      keyPool: results.keyPool,
+    });
     results.durationS = (Date.now() - startedAt.getTime()) / 1000;
     results.loadAverageAtEnd = loadavg()[0];
 
@@ -491,6 +546,13 @@ function printReport(results) {
   }
   if (results.healthUnderLoad)
     out.push('### Event-loop responsiveness (GET probe every 20 ms while newcert ECDSA runs at c=64)', '', formatHealthTable(results.healthUnderLoad), '');
+  if (results.keyPool)
+    out.push(
+      `### Key pool (newcert RSA-2048, c=1, one request every ${results.keyPool.intervalMs} ms; certsmith --key-pool ${results.keyPool.flag})`,
+      '',
+      formatKeyPoolTable(results.keyPool),
+      ''
+    );
   if (results.poolSize)
     out.push('### Pool size (fixed generated leaf; its intermediate only in the pool)', '', formatPoolTable(results.poolSize), '');
   out.push('### Targets', '', formatTargets(results.targets), '');

@@ -105,11 +105,12 @@ export function certsmithNodeFlags(repoRoot) {
  * @param {string} options.repoRoot
  * @param {string} [options.label]
  * @param {number} [options.workers]  certsmith --workers (default: its own, the CPU count)
+ * @param {string[]} [options.extraArgs]  more `certsmith serve` flags (e.g. `--key-pool`)
  * @param {string[]} [options.nodeArgs]  extra `node` flags for certsmith, e.g. `--cpu-prof`
  * @param {number} [options.timeoutMs]
  * @returns {Promise<RunningServer>}
  */
-export async function startServer({ kind, files, workDir, repoRoot, label = kind, workers, nodeArgs = [], timeoutMs = 60_000 }) {
+export async function startServer({ kind, files, workDir, repoRoot, label = kind, workers, nodeArgs = [], extraArgs = [], timeoutMs = 60_000 }) {
   const port = await findFreePort();
   let command;
   let args;
@@ -128,6 +129,7 @@ export async function startServer({ kind, files, workDir, repoRoot, label = kind
       join(workDir, 'certsmith-data'),
     ];
     if (workers) args.push('--workers', String(workers));
+    args.push(...extraArgs);
   } else {
     command = 'cfssl';
     args = ['serve', '-address', '127.0.0.1', '-port', String(port)];
@@ -276,4 +278,28 @@ export function sampleRss(pid, intervalMs = 50) {
       return peak;
     },
   };
+}
+
+/**
+ * Wait until a process has used (almost) no CPU for `quietMs` — e.g. a server filling a key pool in
+ * the background has finished. Resolves with the ms waited; bounded by `timeoutMs` (then resolves
+ * too, with `timedOut`).
+ *
+ * @param {number} pid
+ * @param {{ quietMs?: number, timeoutMs?: number, busyMsPerSecond?: number }} [options]
+ */
+export async function waitUntilIdle(pid, { quietMs = 1_000, timeoutMs = 60_000, busyMsPerSecond = 20 } = {}) {
+  const started = performance.now();
+  const stepMs = 250;
+  let quietSince = performance.now();
+  let before = readCpuMs(pid);
+  while (performance.now() - started < timeoutMs) {
+    await new Promise((resolve) => setTimeout(resolve, stepMs));
+    const now = readCpuMs(pid);
+    // More than `busyMsPerSecond` of CPU in the step: still working (timers and heartbeats use far less).
+    if (now - before > (busyMsPerSecond * stepMs) / 1000) quietSince = performance.now();
+    before = now;
+    if (performance.now() - quietSince >= quietMs) return { waitedMs: performance.now() - started, timedOut: false };
+  }
+  return { waitedMs: performance.now() - started, timedOut: true };
 }
