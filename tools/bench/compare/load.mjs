@@ -119,8 +119,14 @@ export async function runRound({ client, path, bodies, concurrency, durationMs, 
         errors++;
         firstError ??= `${status} ${text.slice(0, 160)}`;
       }
-      const pause = sent + intervalMs - performance.now();
-      if (pause > 0 && sent + intervalMs < deadline) await new Promise((resolve) => setTimeout(resolve, pause));
+      if (intervalMs > 0) {
+        // Paced: the next request leaves `intervalMs` after this one did, or the loop ends when that
+        // is past the deadline (sending at once instead would end every round with a burst).
+        const wake = sent + intervalMs;
+        if (wake >= deadline) break;
+        const pause = wake - performance.now();
+        if (pause > 0) await new Promise((resolve) => setTimeout(resolve, Math.ceil(pause)));
+      }
     }
   }
   await Promise.all(Array.from({ length: concurrency }, loop));
