@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=4
+#!/usr/bin/env -S node --max-semi-space-size=4 --single-threaded-gc
 /**
  * `certsmith` executable. `certsmith serve …` starts the server, prints
  * `certsmith listening on <url>` on stdout (besides the JSON `listening` log line), and on SIGTERM or
@@ -7,10 +7,17 @@
  * (code N)` on stderr and exit 1 for usage errors, 2 when the config file or a signer cannot be
  * loaded.
  *
- * The executable runs node with `--max-semi-space-size=4` (the shebang; `npm start` and the
- * benchmark pass the same flag): the event loop's young generation at most 3 × 4 MiB, as each
- * worker's (`maxYoungGenerationSizeMb`). V8's default lets it grow to 48 MiB under load, ≈25 MB of
- * RSS for nothing: bundle at 16 clients measured 5% less CPU per request with the smaller one.
+ * The executable runs node with two V8 flags (the shebang; `npm start` and the benchmark pass the
+ * same ones; they are per-process flags, so they cannot be set from inside the server):
+ * - `--max-semi-space-size=4`: the event loop's young generation at most 3 × 4 MiB, as each
+ *   worker's (`maxYoungGenerationSizeMb`). V8's default lets it grow to 48 MiB under load, ≈25 MB of
+ *   RSS for nothing: bundle at 16 clients measured 5% less CPU per request with the smaller one.
+ * - `--single-threaded-gc`: each thread collects its own garbage instead of waking V8's four helper
+ *   threads for every young-generation GC (one every ≈9 ms per busy thread under load). certsmith's
+ *   heaps are small (tens of MB), so helpers save little time per collection, while on a machine
+ *   with few cores their wake-ups compete with the event loop, the workers and the clients: bundle
+ *   at 16 clients on 2 cores measured 5–11% more requests per second (newcert ≈2%) with it. Setting
+ *   it at run time (`v8.setFlagsFromString`) crashes V8 at the next full GC.
  */
 import { isCodedError } from '@certsmith/x509-core';
 import { createProgram, normalizeCfsslFlags } from './cli-program.js';
