@@ -9,9 +9,11 @@
  * installed into a second clean project and issue a certificate without the server.
  *
  * Installing is offline: certsmith packages come from the tarballs; the only third-party packages
- * (undici for chain-builder, @types/node for the TypeScript consumer) come from the npm cache that
- * installing this repository filled, at the exact versions the repository uses (`npm install
- * --offline` fails with ENOTCACHED rather than reaching for the registry). npm pack/install run once.
+ * (undici for chain-builder, @types/node and its undici-types for the TypeScript consumer) are
+ * packed from this repository's own node_modules, so they are the exact versions the repository
+ * uses and need neither the registry nor npm's cache (`npm ci` caches tarballs, not the registry
+ * metadata an `npm install --offline <name>@<version>` needs: on a machine whose cache holds only
+ * what `npm ci` put there, that failed with ENOTCACHED). npm pack/install run once.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
@@ -91,9 +93,8 @@ function run(command: string, args: readonly string[], cwd: string, timeoutMs = 
 }
 
 /** The version of a third-party package installed in the repository (so it is in the npm cache). */
-function repoVersion(name: string): string {
-  return (JSON.parse(readFileSync(join(REPO, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
-}
+/** Third-party packages the consumer project installs, packed from the repository's node_modules. */
+const THIRD_PARTY = ['undici', '@types/node', 'undici-types'];
 
 /** Every string target of an `exports` value with its condition path (`./test-support › types`). */
 function exportTargets(value: unknown, path: string[] = []): { conditions: string[]; target: string }[] {
@@ -112,9 +113,11 @@ beforeAll(async () => {
   const workspaces = PUBLIC.flatMap((entry) => ['--workspace', entry.manifest.name]);
   const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', tarballs, ...workspaces], REPO);
   packs = new Map((JSON.parse(stdout) as PackResult[]).map((result) => [result.name, result]));
+  const thirdParty = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tarballs, ...THIRD_PARTY.map((name) => join(REPO, 'node_modules', name))], REPO);
+  for (const result of JSON.parse(thirdParty.stdout) as PackResult[]) packs.set(result.name, result);
 
   // The clean project: x509-core and chain-builder only (chain-builder's one workspace dependency
-  // is x509-core), undici and @types/node at the repository's versions, from the cache.
+  // is x509-core), undici and @types/node as the repository has them.
   const tarball = (name: string): string => join(tarballs, packs.get(name)!.filename);
   await writeFile(join(consumer, 'package.json'), `${JSON.stringify({ name: 'chain-consumer', private: true, type: 'module' }, null, 2)}\n`);
   await run(
@@ -126,8 +129,7 @@ beforeAll(async () => {
       '--no-fund',
       tarball('@certsmith/x509-core'),
       tarball('@certsmith/chain-builder'),
-      `undici@${repoVersion('undici')}`,
-      `@types/node@${repoVersion('@types/node')}`,
+      ...THIRD_PARTY.map(tarball),
     ],
     consumer,
   );
