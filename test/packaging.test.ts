@@ -92,7 +92,6 @@ function run(command: string, args: readonly string[], cwd: string, timeoutMs = 
   });
 }
 
-/** The version of a third-party package installed in the repository (so it is in the npm cache). */
 /** Third-party packages the consumer project installs, packed from the repository's node_modules. */
 const THIRD_PARTY = ['undici', '@types/node', 'undici-types'];
 

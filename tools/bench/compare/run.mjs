@@ -146,18 +146,20 @@ async function probeAvailability(client, path, body) {
 /**
  * Measure one cell (an operation at one concurrency) on several targets: untimed warm-up on each,
  * then `rounds` timed rounds, alternating which target goes first from round to round.
+ * `intervalMs` paces the loops (see `runRound`); `beforeRound(target)` runs before each timed round.
  *
  * @param {Array<{ key: string, server: import('./servers.mjs').RunningServer, client: import('undici').Pool }>} targets
  */
-async function measureCell(targets, { path, bodies, concurrency, durationMs, warmupMs, rounds }) {
+async function measureCell(targets, { path, bodies, concurrency, durationMs, warmupMs, rounds, intervalMs = 0, beforeRound }) {
   const perTarget = Object.fromEntries(targets.map((t) => [t.key, []]));
   for (const target of targets) {
-    if (warmupMs > 0) await runRound({ client: target.client, path, bodies, concurrency, durationMs: warmupMs, pid: target.server.pid });
+    if (warmupMs > 0) await runRound({ client: target.client, path, bodies, concurrency, durationMs: warmupMs, pid: target.server.pid, intervalMs });
   }
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? targets : [...targets].reverse();
     for (const target of order) {
-      perTarget[target.key].push(await runRound({ client: target.client, path, bodies, concurrency, durationMs, pid: target.server.pid }));
+      await beforeRound?.(target);
+      perTarget[target.key].push(await runRound({ client: target.client, path, bodies, concurrency, durationMs, pid: target.server.pid, intervalMs }));
     }
   }
   return Object.fromEntries(Object.entries(perTarget).map(([key, list]) => [key, { available: true, ...summarise(list), rounds: list }]));
@@ -354,20 +356,27 @@ async function measureKeyPool({ files, workDir, options }) {
     if (!availability.available) return { certsmith: availability, flag, intervalMs: KEY_POOL.intervalMs };
     const durationMs = options.durationMs * 2;
     log(`key-pool: newcert RSA-2048 c=1, one request every ${KEY_POOL.intervalMs} ms, certsmith --key-pool ${flag}, ${options.rounds} × ${durationMs / 1000}s rounds`);
-    const rounds = { certsmith: [], cfssl: [] };
     const filled = [];
-    for (let round = 0; round < options.rounds; round++) {
-      for (const target of round % 2 === 0 ? started : [...started].reverse()) {
+    const measured = await measureCell(started, {
+      path: NEWCERT_PATH,
+      bodies: [body],
+      concurrency: 1,
+      durationMs,
+      warmupMs: 0,
+      rounds: options.rounds,
+      intervalMs: KEY_POOL.intervalMs,
+      async beforeRound(target) {
         const idle = await waitUntilIdle(target.server.pid, { quietMs: 1_000, timeoutMs: 60_000 });
         if (target.key === 'certsmith') filled.push(idle);
-        rounds[target.key].push(
-          await runRound({ client: target.client, path: NEWCERT_PATH, bodies: [body], concurrency: 1, durationMs, pid: target.server.pid, intervalMs: KEY_POOL.intervalMs })
-        );
-      }
-    }
-    const result = { flag, intervalMs: KEY_POOL.intervalMs, poolFillMs: filled.map((f) => Math.round(f.waitedMs)), poolFillTimedOut: filled.some((f) => f.timedOut) };
-    for (const [key, list] of Object.entries(rounds)) result[key] = { available: true, ...summarise(list), rounds: list };
-    return result;
+      },
+    });
+    return {
+      flag,
+      intervalMs: KEY_POOL.intervalMs,
+      poolFillMs: filled.map((f) => Math.round(f.waitedMs)),
+      poolFillTimedOut: filled.some((f) => f.timedOut),
+      ...measured,
+    };
   } finally {
     await Promise.all(started.map((t) => t.client.close()));
     await Promise.all(started.map((t) => t.server.stop()));
