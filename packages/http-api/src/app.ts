@@ -13,14 +13,13 @@ import { BadRequestError } from '@certsmith/x509-core';
 import { errorEnvelope, serializeEnvelope, successEnvelope } from './envelope.js';
 import type { Envelope, ResponseMessage } from './envelope.js';
 import { mapErrorToResponse } from './error-mapping.js';
-import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError, UnknownTaskError } from './errors.js';
+import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError } from './errors.js';
+import { UnknownTaskError, createInlineTaskRunner } from '@certsmith/worker-pool';
+import type { RunTaskOptions, TaskRunner, TaskDefinition } from '@certsmith/worker-pool';
 import { createHealthOperation } from './health-operation.js';
 import type { HealthOperationOptions } from './health-operation.js';
 import type { AnyOperation, OperationContext, RequestLabels } from './operation.js';
 import { DEFAULT_MAX_BODY_BYTES, parseJsonObject, readRequestBody } from './request-body.js';
-import { createInlineTaskRunner } from './task-runner.js';
-import type { RunTaskOptions, TaskRunner } from './task-runner.js';
-import type { TaskDefinition } from './task.js';
 import { validateRequest } from './validation.js';
 
 /** Path prefixes operations are served under: CFSSL's literal, and the `svc` alias. */

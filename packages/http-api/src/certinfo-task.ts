@@ -5,7 +5,7 @@
 import { CertificateParseError, parseCertificates } from '@certsmith/x509-core';
 import { toCertinfoResult } from './certinfo-result.js';
 import type { CertinfoResult } from './certinfo-result.js';
-import { defineTask } from './task.js';
+import { defineTask } from '@certsmith/worker-pool';
 
 /** Input of {@link certinfoTask}. */
 export interface CertinfoTaskInput {

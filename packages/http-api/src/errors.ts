@@ -54,21 +54,6 @@ export class ServiceUnavailableError extends CertsmithError {
 }
 
 /**
- * A worker task was requested that the pool was not created with. This is a wiring mistake, not a
- * client error, so it deliberately has no CFSSL code and surfaces as HTTP 500.
- */
-export class UnknownTaskError extends Error {
-  /** The task name that was asked for. */
-  readonly taskName: string;
-
-  constructor(taskName: string, known: readonly string[]) {
-    super(`unknown worker task "${taskName}"; registered tasks: ${known.join(', ') || '(none)'}`);
-    this.name = 'UnknownTaskError';
-    this.taskName = taskName;
-  }
-}
-
-/**
  * The worker thread running a task stopped before answering (`process.exit` in task code, an
  * uncaught exception outside the task's promise, a native crash of the thread, out of memory). Only
  * that task fails: code 500, HTTP 500, with this generic message (the cause goes to the server log,

@@ -25,15 +25,14 @@ export {
   NotFoundError,
   PayloadTooLargeError,
   ServiceUnavailableError,
-  UnknownTaskError,
   WorkerCrashedError,
 } from './errors.js';
 export { DEFAULT_MAX_BODY_BYTES, readRequestBody, parseJsonObject, jsonTypeName } from './request-body.js';
 export { validateRequest, formatFieldPath, describeSchema } from './validation.js';
-export { defineTask, isTaskDefinition, resolveBuiltModule } from './task.js';
-export type { TaskDefinition, TaskInput, TaskOutput, TaskSpec } from './task.js';
-export { createInlineTaskRunner } from './task-runner.js';
-export type { InlineTaskRunnerOptions, RunTaskOptions, TaskRunner } from './task-runner.js';
+export { defineTask, isTaskDefinition, resolveBuiltModule } from '@certsmith/worker-pool';
+export type { TaskDefinition, TaskInput, TaskOutput, TaskSpec } from '@certsmith/worker-pool';
+export { createInlineTaskRunner } from '@certsmith/worker-pool';
+export type { InlineTaskRunnerOptions, RunTaskOptions, TaskRunner } from '@certsmith/worker-pool';
 export { createWorkerPool, workerEntryUrl, withoutResolveConditions, workerExecArgv, perWorkerKeyPool, WorkerStuckError, DEFAULT_MAX_TASKS_PER_MESSAGE, DEFAULT_MESSAGE_TIMEOUT_MS, defaultMaxTasksPerMessage, defaultWorkerCount } from './worker-pool.js';
 export type { WorkerPool, WorkerPoolOptions } from './worker-pool.js';
 export type { LateOutcome, LateOutcomePortAnnouncement, TaskBatchOutcome, TaskBatchRequest, TaskOutcome, TaskRequest, WorkerSetup } from './worker-protocol.js';

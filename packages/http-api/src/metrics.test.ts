@@ -8,8 +8,7 @@ import { closeHttpServer, createHttpServer, listen } from './http-server.js';
 import { createSignerDirectory } from './issue/signer-directory.js';
 import { createMetricsRoute, createMetricsServer, createServerMetrics } from './metrics.js';
 import { defineOperation } from './operation.js';
-import { defineTask } from './task.js';
-import { createInlineTaskRunner } from './task-runner.js';
+import { defineTask, createInlineTaskRunner } from '@certsmith/worker-pool';
 
 /** The value of one sample line (`name{labels} value`), or undefined. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {

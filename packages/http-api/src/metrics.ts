@@ -22,7 +22,7 @@ import { errorEnvelope, serializeEnvelope } from './envelope.js';
 import { ServiceUnavailableError } from './errors.js';
 import { createSignerDirectory } from './issue/signer-directory.js';
 import type { SignerDirectory } from './issue/signer-directory.js';
-import type { TaskRunner } from './task-runner.js';
+import type { TaskRunner } from '@certsmith/worker-pool';
 import { createWorkerMetricsChannelName, listenForWorkerMetrics } from './worker-metrics.js';
 
 /** Path of the Prometheus endpoint, on the API port or on `--metrics-address`. */

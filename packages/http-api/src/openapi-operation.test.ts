@@ -18,7 +18,7 @@ import { createMetricsRoute, createServerMetrics } from './metrics.js';
 import { createOpenApiDocument } from './openapi.js';
 import { createOpenApiRoute, OPENAPI_PATH } from './openapi-operation.js';
 import type { AnyOperation } from './operation.js';
-import { createInlineTaskRunner } from './task-runner.js';
+import { createInlineTaskRunner } from '@certsmith/worker-pool';
 
 const pki = new TestPki();
 const ca = pki.root({ CN: 'OpenAPI Unit CA' }, { key: 'ecdsa-p256' });

@@ -16,8 +16,7 @@
 import type * as z from 'zod';
 import type { Logger } from 'pino';
 import type { ResponseMessage } from './envelope.js';
-import type { RunTaskOptions } from './task-runner.js';
-import type { TaskDefinition } from './task.js';
+import type { RunTaskOptions, TaskDefinition } from '@certsmith/worker-pool';
 
 /**
  * Methods an operation can be served with. CFSSL compares the method exactly (case-sensitive) with its

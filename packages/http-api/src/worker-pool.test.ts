@@ -5,8 +5,8 @@ import { decodeNewCertificateRequest } from '@certsmith/issuer';
 import { delayedExitTask } from '../test-fixtures/crash-tasks.mjs';
 import { codedFailureTask, echoTask, gateTask, keyPoolStatsTask, plainFailureTask, rendezvousTask, sleepTask, uncloneableLaterTask } from '../test-fixtures/test-tasks.mjs';
 import { keyAndCsrTask } from './issue/key-and-csr-task.js';
-import { ServiceUnavailableError, UnknownTaskError } from './errors.js';
-import { defineTask } from './task.js';
+import { ServiceUnavailableError } from './errors.js';
+import { UnknownTaskError, defineTask } from '@certsmith/worker-pool';
 import { createWorkerPool, defaultMaxTasksPerMessage, defaultWorkerCount, perWorkerKeyPool, withoutResolveConditions, workerExecArgv } from './worker-pool.js';
 import type { WorkerPool } from './worker-pool.js';
 

@@ -10,9 +10,8 @@ import { MessageChannel, isMainThread, parentPort, threadId, workerData } from '
 import type { MessagePort } from 'node:worker_threads';
 import { toErrorPayload } from '@certsmith/x509-core';
 import { startWorkerKeyPool } from './issue/worker-key-pool.js';
-import { isTaskDefinition } from './task.js';
-import { trackTask } from './worker-activity.js';
-import type { TaskDefinition } from './task.js';
+import { isTaskDefinition, trackTask } from '@certsmith/worker-pool';
+import type { TaskDefinition } from '@certsmith/worker-pool';
 import { LATE_OUTCOME_PORT, WORKER_HEARTBEAT, WORKER_HEARTBEAT_INTERVAL_MS, isDirectBatchRequest } from './worker-protocol.js';
 import type {
   DirectBatchAnswer,

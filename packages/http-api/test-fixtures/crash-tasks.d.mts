@@ -1,4 +1,4 @@
-import type { TaskDefinition } from '@certsmith/http-api';
+import type { TaskDefinition } from '@certsmith/worker-pool';
 
 export declare const exitTask: TaskDefinition<{ code?: number }, never>;
 export declare const uncaughtTask: TaskDefinition<unknown, never>;

@@ -3,7 +3,7 @@
  * `test/hardening-faults.test.ts`). Plain JavaScript: workers import task modules with Node itself.
  */
 import { threadId } from 'node:worker_threads';
-import { defineTask } from '@certsmith/http-api';
+import { defineTask } from '@certsmith/worker-pool';
 
 /** Ends its worker thread in the middle of the task (`process.exit` in a worker stops only that thread). */
 export const exitTask = defineTask({

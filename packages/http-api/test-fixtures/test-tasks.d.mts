@@ -1,4 +1,4 @@
-import type { TaskDefinition } from '@certsmith/http-api';
+import type { TaskDefinition } from '@certsmith/worker-pool';
 
 export declare const echoTask: TaskDefinition<unknown, { input: unknown; threadId: number }>;
 export declare const codedFailureTask: TaskDefinition<unknown, never>;

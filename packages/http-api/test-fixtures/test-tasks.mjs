@@ -4,7 +4,8 @@
  */
 import { threadId } from 'node:worker_threads';
 import { CertificateDecodeError } from '@certsmith/x509-core';
-import { defineTask, workerKeyPool } from '@certsmith/http-api';
+import { workerKeyPool } from '@certsmith/http-api';
+import { defineTask } from '@certsmith/worker-pool';
 
 /** Returns its input and the thread it ran on. */
 export const echoTask = defineTask({

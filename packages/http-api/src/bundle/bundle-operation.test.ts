@@ -6,7 +6,7 @@ import { TestPki, chainPem, trimmedPem } from '@certsmith/test-pki';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../app.js';
 import { closeHttpServer, createHttpServer, listen } from '../http-server.js';
-import { createInlineTaskRunner } from '../task-runner.js';
+import { createInlineTaskRunner } from '@certsmith/worker-pool';
 import { createWorkerPool, type WorkerPool } from '../worker-pool.js';
 import { bundleContextConfig, createBundleOperation, toBundleInput } from './bundle-operation.js';
 

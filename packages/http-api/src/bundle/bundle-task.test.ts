@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { TestPki, chainPem, trimmedPem } from '@certsmith/test-pki';
 import { isCodedError } from '@certsmith/x509-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createInlineTaskRunner } from '../task-runner.js';
+import { createInlineTaskRunner } from '@certsmith/worker-pool';
 import type { BundleContextConfig } from './bundle-context.js';
 import { bundleTask } from './bundle-task.js';
 

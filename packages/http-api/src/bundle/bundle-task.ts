@@ -3,7 +3,7 @@
  * case against the server's trust data. Parsing, chain building, AIA chasing and the remote TLS fetch
  * all happen on the worker, so the main thread only reads requests and writes responses.
  */
-import { defineTask } from '../task.js';
+import { defineTask } from '@certsmith/worker-pool';
 import { bundleCertificate } from './bundle-certificate.js';
 import type { BundleCertificateInput, BundleResult } from './bundle-certificate.js';
 import { workerMetricsReporter } from '../worker-metrics.js';

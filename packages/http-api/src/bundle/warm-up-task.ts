@@ -7,8 +7,8 @@
  */
 import type { ErrorPayload } from '@certsmith/x509-core';
 import { toErrorPayload } from '@certsmith/x509-core';
-import { defineTask } from '../task.js';
-import type { TaskRunner } from '../task-runner.js';
+import { defineTask } from '@certsmith/worker-pool';
+import type { TaskRunner } from '@certsmith/worker-pool';
 import { bundleContextFailedFile, loadBundleContext } from './bundle-context.js';
 import type { BundleContextConfig, BundleContextFile } from './bundle-context.js';
 

@@ -6,7 +6,7 @@
  */
 import type { CsrFacts } from '@certsmith/issuer';
 import { parseCertificateRequest } from '@certsmith/x509-core';
-import { defineTask } from '../task.js';
+import { defineTask } from '@certsmith/worker-pool';
 import { csrFactsOf } from './csr-facts.js';
 
 /** Input of {@link csrFactsTask}. */

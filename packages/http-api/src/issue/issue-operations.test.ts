@@ -8,7 +8,7 @@ import type { TestCertificate } from '@certsmith/test-pki';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../app.js';
 import type { AnyOperation } from '../operation.js';
-import { createInlineTaskRunner } from '../task-runner.js';
+import { createInlineTaskRunner } from '@certsmith/worker-pool';
 import { decodeInfoRequest, peekAuthenticatedLabel } from './go-body.js';
 import { createInfoOperation } from './info-operation.js';
 import { createNewcertOperation } from './newcert-operation.js';

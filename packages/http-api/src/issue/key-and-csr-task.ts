@@ -5,7 +5,7 @@
  */
 import type { CertificateRequest, CsrFacts, Sums } from '@certsmith/issuer';
 import { generateKeyAndCsr } from '@certsmith/issuer';
-import { defineTask } from '../task.js';
+import { defineTask } from '@certsmith/worker-pool';
 import { workerKeySource } from './worker-key-pool.js';
 
 /** Input of {@link keyAndCsrTask}. */

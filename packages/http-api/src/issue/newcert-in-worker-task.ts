@@ -6,7 +6,7 @@
  */
 import { computeSums, generateKeyAndCsr } from '@certsmith/issuer';
 import type { CertificateRequest, Sums } from '@certsmith/issuer';
-import { defineTask } from '../task.js';
+import { defineTask } from '@certsmith/worker-pool';
 import { workerKeySource } from './worker-key-pool.js';
 import { issueWithWorkerSigner } from './worker-signers.js';
 

@@ -7,7 +7,7 @@
 import { signOverridesOf } from '@certsmith/issuer';
 import type { SignRequest } from '@certsmith/signer-api';
 import { parseCertificateRequest } from '@certsmith/x509-core';
-import { defineTask } from '../task.js';
+import { defineTask } from '@certsmith/worker-pool';
 import { csrFactsOf } from './csr-facts.js';
 import { issueWithWorkerSigner } from './worker-signers.js';
 

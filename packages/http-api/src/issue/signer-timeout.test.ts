@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../app.js';
 import { closeHttpServer, createHttpServer, listen } from '../http-server.js';
 import type { ApiServer } from '../http-server.js';
-import { createInlineTaskRunner } from '../task-runner.js';
+import { createInlineTaskRunner } from '@certsmith/worker-pool';
 import { SignerTimeoutError } from './errors.js';
 import { createInfoOperation } from './info-operation.js';
 import { createNewcertOperation } from './newcert-operation.js';

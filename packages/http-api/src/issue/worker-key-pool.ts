@@ -11,7 +11,7 @@ import { workerData } from 'node:worker_threads';
 import { createKeyPool, generateKey, generateKeyInThread, pooledKeySource } from '@certsmith/issuer';
 import type { GeneratedKey, KeyPool, KeyPoolSizes, KeySpec } from '@certsmith/issuer';
 import type { WorkerSetup } from '../worker-protocol.js';
-import { tasksRunningInThisThread } from '../worker-activity.js';
+import { tasksRunningInThisThread } from '@certsmith/worker-pool';
 
 let pool: KeyPool | null | undefined;
 

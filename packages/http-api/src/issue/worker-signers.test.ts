@@ -4,7 +4,7 @@ import type { Signer } from '@certsmith/signer-api';
 import { TestPki } from '@certsmith/test-pki';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../app.js';
-import { createInlineTaskRunner } from '../task-runner.js';
+import { createInlineTaskRunner } from '@certsmith/worker-pool';
 import { created } from '../test-support/pem-signer-plugin.js';
 import { createNewcertOperation } from './newcert-operation.js';
 import { createSignOperation } from './sign-operation.js';

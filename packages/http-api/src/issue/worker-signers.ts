@@ -16,7 +16,7 @@ import { getIssuerContext, issueCertificate, selectProfile } from '@certsmith/is
 import type { CsrFacts, IssuerContext, SignOverrides, SigningPolicy } from '@certsmith/issuer';
 import { createSigner, createSignerContext } from '@certsmith/signer-api';
 import type { SignatureAlgorithm, Signer } from '@certsmith/signer-api';
-import { resolveBuiltModule } from '../task.js';
+import { resolveBuiltModule } from '@certsmith/worker-pool';
 import type { WorkerSetup } from '../worker-protocol.js';
 import type { SignerEntry } from './signer-directory.js';
 
