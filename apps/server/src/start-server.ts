@@ -22,12 +22,14 @@ import {
   createOpenApiRoute,
   createServerMetrics,
   METRICS_PATH,
-  workerSignerSpecs,
+  workerKeyPoolInit,
+  workerSignersInit,
 } from '@certsmith/http-api';
 import type { AnyOperation, WorkerPool, ApiTlsConfig, Logger, RawRoute, ServerMetrics, SignerDirectory, TlsConfigField } from '@certsmith/http-api';
 import type { Server } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { ecdsaKeyBackend } from '@certsmith/issuer';
+import type { WorkerInit } from '@certsmith/worker-pool';
 import { VERSION } from './cli-program.js';
 import { ServerOptionError } from './errors.js';
 import { loadServerConfig } from './config-file.js';
@@ -134,9 +136,7 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
       tasks,
       size: options.workers,
       maxQueue: options.maxQueue,
-      // Local-key signers are recreated in every worker, so newcert issues there end to end.
-      signers: workerSignerSpecs(registry.directory.entries),
-      keyPool: options.keyPool,
+      init: workerInits(registry.directory, options),
       onError: (error) => logger.error({ err: error }, 'worker pool error'),
     });
   } catch (error) {
@@ -227,6 +227,14 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
       return closing;
     },
   };
+}
+
+/**
+ * The per-thread setup the issuing use case gives the pool: local-key signers are recreated in
+ * every worker (so newcert issues there end to end), and `--key-pool` is split over the workers.
+ */
+function workerInits(signers: SignerDirectory, options: ServerOptions): WorkerInit[] {
+  return [workerSignersInit(signers.entries), workerKeyPoolInit(options.keyPool, options.workers)].filter((init) => init !== null);
 }
 
 /**

@@ -33,7 +33,7 @@ export { defineTask, isTaskDefinition, resolveBuiltModule } from '@certsmith/wor
 export type { TaskDefinition, TaskInput, TaskOutput, TaskSpec } from '@certsmith/worker-pool';
 export { createInlineTaskRunner } from '@certsmith/worker-pool';
 export type { InlineTaskRunnerOptions, RunTaskOptions, TaskRunner } from '@certsmith/worker-pool';
-export { createWorkerPool, workerEntryUrl, withoutResolveConditions, workerExecArgv, perWorkerKeyPool, WorkerStuckError, DEFAULT_MAX_TASKS_PER_MESSAGE, DEFAULT_MESSAGE_TIMEOUT_MS, defaultMaxTasksPerMessage, defaultWorkerCount } from './worker-pool.js';
+export { createWorkerPool, workerEntryUrl, withoutResolveConditions, workerExecArgv, WorkerStuckError, DEFAULT_MAX_TASKS_PER_MESSAGE, DEFAULT_MESSAGE_TIMEOUT_MS, defaultMaxTasksPerMessage, defaultWorkerCount } from './worker-pool.js';
 export type { WorkerPool, WorkerPoolOptions } from './worker-pool.js';
 export type { LateOutcome, LateOutcomePortAnnouncement, TaskBatchOutcome, TaskBatchRequest, TaskOutcome, TaskRequest, WorkerSetup } from './worker-protocol.js';
 export { createLogger, REDACT_PATHS } from './logger.js';
@@ -76,8 +76,11 @@ export {
   newcertInWorkerTask,
   signInWorkerTask,
   workerSignerSpecs,
+  workerSignersInit,
   workerSigning,
   provideWorkerSigners,
+  perWorkerKeyPool,
+  workerKeyPoolInit,
   startWorkerKeyPool,
   workerKeySource,
   workerKeyPool,

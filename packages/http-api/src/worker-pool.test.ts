@@ -7,7 +7,9 @@ import { codedFailureTask, echoTask, gateTask, keyPoolStatsTask, plainFailureTas
 import { keyAndCsrTask } from './issue/key-and-csr-task.js';
 import { ServiceUnavailableError } from './errors.js';
 import { UnknownTaskError, defineTask } from '@certsmith/worker-pool';
-import { createWorkerPool, defaultMaxTasksPerMessage, defaultWorkerCount, perWorkerKeyPool, withoutResolveConditions, workerExecArgv } from './worker-pool.js';
+import { initCallsTask } from '../test-fixtures/init-hooks.mjs';
+import { perWorkerKeyPool, workerKeyPoolInit } from './issue/worker-key-pool.js';
+import { createWorkerPool, defaultMaxTasksPerMessage, defaultWorkerCount, withoutResolveConditions, workerExecArgv } from './worker-pool.js';
 import type { WorkerPool } from './worker-pool.js';
 
 function openGate(gate: SharedArrayBuffer): void {
@@ -260,6 +262,58 @@ describe('createWorkerPool ready', () => {
   });
 });
 
+describe('createWorkerPool init', () => {
+  const hooks = new URL('../test-fixtures/init-hooks.mjs', import.meta.url);
+
+  it('runs every hook with its data in each worker, in order, before the worker takes a task', async () => {
+    const pool = createWorkerPool({
+      size: 2,
+      tasks: [initCallsTask],
+      init: [
+        { module: hooks, data: { first: [1, 2] } },
+        { module: hooks.href, data: 'second' },
+      ],
+    });
+    try {
+      // Sent before the workers are up: still answered only after the hooks have run.
+      const early = pool.run(initCallsTask, {});
+      await expect(early).resolves.toMatchObject({ calls: [{ first: [1, 2] }, 'second'] });
+      await pool.ready();
+      const answers = await Promise.all([1, 2, 3, 4, 5, 6].map(() => pool.run(initCallsTask, {})));
+      for (const answer of answers) expect(answer.calls).toEqual([{ first: [1, 2] }, 'second']);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('fails to start when a hook throws: ready() and the tasks reject naming the module', async () => {
+    const errors: unknown[] = [];
+    const pool = createWorkerPool({
+      size: 1,
+      tasks: [echoTask],
+      init: [{ module: new URL('../test-fixtures/failing-init.mjs', import.meta.url) }],
+      onError: (error) => errors.push(error),
+    });
+    try {
+      const task = pool.run(echoTask, 'never');
+      await expect(pool.ready()).rejects.toMatchObject({ name: 'WorkerInitError', message: expect.stringContaining('failing-init.mjs') });
+      await expect(task).rejects.toMatchObject({ message: expect.stringContaining('cannot open the key store') });
+      expect(errors.length).toBeGreaterThan(0);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('fails to start when a hook module has no initWorker', async () => {
+    const pool = createWorkerPool({ size: 1, tasks: [echoTask], init: [{ module: new URL('../test-fixtures/test-tasks.mjs', import.meta.url) }] });
+    try {
+      await expect(pool.ready()).rejects.toMatchObject({ message: expect.stringContaining('does not export a function named initWorker') });
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
 describe('pool defaults', () => {
   it('keeps a CPU for the event loop: one worker per CPU but one, at least one', () => {
     expect(defaultWorkerCount()).toBe(Math.max(1, availableParallelism() - 1));
@@ -314,10 +368,11 @@ describe('key pool (--key-pool)', () => {
     expect(perWorkerKeyPool({ 'rsa-2048': 64, 'ecdsa-256': 5, ed25519: 0 }, 2)).toEqual({ 'rsa-2048': 32, 'ecdsa-256': 3 });
     expect(perWorkerKeyPool({ ed25519: 0 }, 2)).toBeNull();
     expect(perWorkerKeyPool(undefined, 2)).toBeNull();
+    expect(workerKeyPoolInit({ ed25519: 0 }, 2)).toBeNull();
   });
 
   it('fills each worker\'s pool while it is idle and hands the keys to issuing tasks, each once', async () => {
-    const pool = createWorkerPool({ size: 1, tasks: [keyAndCsrTask, keyPoolStatsTask], keyPool: { 'ecdsa-256': 3 } });
+    const pool = createWorkerPool({ size: 1, tasks: [keyAndCsrTask, keyPoolStatsTask], init: [workerKeyPoolInit({ 'ecdsa-256': 3 }, 1)!] });
     try {
       type Stats = { spec: string; size: number; capacity: number; hits: number; generated: number }[] | null;
       let stats = (await pool.run(keyPoolStatsTask, {})) as Stats;

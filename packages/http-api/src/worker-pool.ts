@@ -19,11 +19,10 @@ import type { MessagePort } from 'node:worker_threads';
 import { fromErrorPayload } from '@certsmith/x509-core';
 import { Piscina } from 'piscina';
 import { ServiceUnavailableError, WorkerCrashedError } from './errors.js';
-import { UnknownTaskError, resolveBuiltModule } from '@certsmith/worker-pool';
-import type { TaskDefinition, RunTaskOptions, TaskRunner } from '@certsmith/worker-pool';
+import { UnknownTaskError, resolveBuiltModule, resolveWorkerInits } from '@certsmith/worker-pool';
+import type { TaskDefinition, RunTaskOptions, TaskRunner, WorkerInit } from '@certsmith/worker-pool';
 import { WORKER_HEARTBEAT, WORKER_HEARTBEAT_INTERVAL_MS, isDirectBatchAnswer, isLateOutcomePortAnnouncement } from './worker-protocol.js';
 import type { DirectBatchAnswer, DirectBatchRequest, LateOutcome, TaskOutcome, TaskRequest, WorkerSetup } from './worker-protocol.js';
-import type { WorkerSignerSpec } from './issue/worker-signers.js';
 
 /** Options of {@link createWorkerPool}. */
 export interface WorkerPoolOptions {
@@ -47,15 +46,11 @@ export interface WorkerPoolOptions {
   /** V8 young generation limit per worker (MiB); default {@link DEFAULT_WORKER_YOUNG_GENERATION_MB}. */
   maxYoungGenerationSizeMb?: number;
   /**
-   * Signers each worker recreates for itself (`workerSignerSpecs(directory.entries)`): their
-   * certificates are then issued entirely in the workers. Cloned once per worker at start.
+   * Per-thread setup of the use cases (the init hook): each worker imports every module and awaits
+   * its `initWorker(data)`, in order, before it takes its first task; `data` is cloned once per
+   * worker. A hook that fails counts as a worker that cannot start. Default: none.
    */
-  signers?: readonly WorkerSignerSpec[];
-  /**
-   * Pre-generated keys for the whole pool, per key spec name (`rsa-2048`: 64), split evenly over
-   * the workers (rounded up) and made while a worker has no task.
-   */
-  keyPool?: Readonly<Record<string, number>>;
+  init?: readonly WorkerInit[];
   /**
    * Most waiting tasks one message to a worker carries; default {@link defaultMaxTasksPerMessage}
    * (8 shared by the workers, at least 2), `1` sends every task alone. When a worker frees up, it
@@ -198,14 +193,6 @@ function probeWorkerExecArgv(kept: string[]): string[] {
   }
 }
 
-/** Each worker's share of a pool-wide key pool (rounded up); null when no spec has keys. */
-export function perWorkerKeyPool(sizes: Readonly<Record<string, number>> | undefined, workers: number): Record<string, number> | null {
-  if (sizes === undefined) return null;
-  const share: Record<string, number> = {};
-  for (const [spec, size] of Object.entries(sizes)) if (size > 0) share[spec] = Math.ceil(size / workers);
-  return Object.keys(share).length > 0 ? share : null;
-}
-
 /**
  * Start a pool of `size` workers for `tasks`. Fails fast when the built worker entry is missing
  * (run `npm run build` first: workers cannot run TypeScript).
@@ -233,14 +220,12 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   if (!existsSync(filename)) {
     throw new Error(`worker entry ${filename} does not exist; build the workspace first (npm run build)`);
   }
-  const keyPool = perWorkerKeyPool(options.keyPool, size);
   const heartbeatIntervalMs = options.heartbeatIntervalMs ?? WORKER_HEARTBEAT_INTERVAL_MS;
   if (!(heartbeatIntervalMs > 0)) throw new RangeError(`worker pool heartbeatIntervalMs must be positive, got ${heartbeatIntervalMs}`);
   const workerData: WorkerSetup = {
     taskModules,
     heartbeatIntervalMs,
-    ...(options.signers && options.signers.length > 0 ? { signers: options.signers } : {}),
-    ...(keyPool !== null ? { keyPool } : {}),
+    inits: resolveWorkerInits(options.init),
   };
   const closeTimeoutMs = options.closeTimeoutMs ?? 10_000;
   const piscina = new Piscina({

@@ -4,16 +4,14 @@
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { ErrorPayload } from '@certsmith/x509-core';
-import type { WorkerSignerSpec } from './issue/worker-signers.js';
+import type { ResolvedWorkerInit } from '@certsmith/worker-pool';
 
 /** `workerData` of every worker: which module defines each task, by task name. */
 export interface WorkerSetup {
   /** Task name → module URL or specifier (already mapped to built files). */
   taskModules: Record<string, string>;
-  /** Signers the workers recreate for themselves (see `issue/worker-signers.ts`). */
-  signers?: readonly WorkerSignerSpec[];
-  /** This worker's share of the server's key pool (`--key-pool`), per key spec name. */
-  keyPool?: Record<string, number>;
+  /** The use cases' per-thread setup, run in order before the worker takes tasks. */
+  inits: readonly ResolvedWorkerInit[];
   /** Interval of this worker's heartbeat on its late-outcome port, ms (default {@link WORKER_HEARTBEAT_INTERVAL_MS}). */
   heartbeatIntervalMs?: number;
 }

@@ -9,8 +9,7 @@
 import { MessageChannel, isMainThread, parentPort, threadId, workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
 import { toErrorPayload } from '@certsmith/x509-core';
-import { startWorkerKeyPool } from './issue/worker-key-pool.js';
-import { isTaskDefinition, trackTask } from '@certsmith/worker-pool';
+import { isTaskDefinition, runWorkerInits, trackTask } from '@certsmith/worker-pool';
 import type { TaskDefinition } from '@certsmith/worker-pool';
 import { LATE_OUTCOME_PORT, WORKER_HEARTBEAT, WORKER_HEARTBEAT_INTERVAL_MS, isDirectBatchRequest } from './worker-protocol.js';
 import type {
@@ -27,8 +26,9 @@ import type {
 
 const loaded = new Map<string, Promise<TaskDefinition>>();
 
-// A configured key pool starts filling as soon as the thread is up, before any request arrives.
-startWorkerKeyPool();
+// The use cases' setup (signers, a key pool…) runs before the worker announces itself, so no task
+// reaches it earlier; a hook that fails makes this module fail to load: the pool's start-up failure.
+if (!isMainThread) await runWorkerInits((workerData as WorkerSetup | undefined)?.inits ?? []);
 
 /**
  * The port this worker posts late outcomes on, announced to the pool at start (Piscina passes

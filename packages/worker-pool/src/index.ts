@@ -4,3 +4,5 @@ export { createInlineTaskRunner } from './task-runner.js';
 export type { InlineTaskRunnerOptions, RunTaskOptions, TaskRunner } from './task-runner.js';
 export { tasksRunningInThisThread, trackTask } from './thread-activity.js';
 export { UnknownTaskError } from './errors.js';
+export { WorkerInitError, resolveWorkerInits, runWorkerInits } from './worker-init.js';
+export type { InitWorker, ResolvedWorkerInit, WorkerInit } from './worker-init.js';

@@ -2,21 +2,44 @@
  * The pre-generated key pool of one worker thread (`--key-pool`): keys made while the worker has
  * no task, taken by newcert/newkey tasks instead of generating on the request's time. Each key is
  * used once and lives only in this thread's memory. The pool is per worker so a key never crosses
- * a thread boundary; the server splits its configured sizes over the workers.
+ * a thread boundary; the server splits its configured sizes over the workers
+ * ({@link workerKeyPoolInit}) and the pool's init hook starts each worker's share ({@link initWorker}).
  *
  * Background refills need the worker's event loop to run between tasks, which it does: the pool
  * does not park idle workers in Atomics.wait (see `createWorkerPool`).
  */
-import { workerData } from 'node:worker_threads';
 import { createKeyPool, generateKey, generateKeyInThread, pooledKeySource } from '@certsmith/issuer';
 import type { GeneratedKey, KeyPool, KeyPoolSizes, KeySpec } from '@certsmith/issuer';
-import type { WorkerSetup } from '../worker-protocol.js';
 import { tasksRunningInThisThread } from '@certsmith/worker-pool';
+import type { WorkerInit } from '@certsmith/worker-pool';
 
 let pool: KeyPool | null | undefined;
 
-/** Start this worker's pool from `workerData.keyPool` (no-op when there is none or it already runs). */
-export function startWorkerKeyPool(sizes: KeyPoolSizes | undefined = (workerData as WorkerSetup | undefined)?.keyPool): KeyPool | null {
+/** Each thread's share of a server-wide key pool (rounded up); null when no spec has keys. */
+export function perWorkerKeyPool(sizes: Readonly<Record<string, number>> | undefined, threads: number): Record<string, number> | null {
+  if (sizes === undefined) return null;
+  const share: Record<string, number> = {};
+  for (const [spec, size] of Object.entries(sizes)) if (size > 0) share[spec] = Math.ceil(size / threads);
+  return Object.keys(share).length > 0 ? share : null;
+}
+
+/**
+ * The pool's init hook that starts, in each of `threads` worker threads, its share of the
+ * server-wide key pool `sizes` (`--key-pool`); null when no spec has keys. A configured pool starts
+ * filling as soon as the thread is up, before any request arrives.
+ */
+export function workerKeyPoolInit(sizes: Readonly<Record<string, number>> | undefined, threads: number): WorkerInit | null {
+  const share = perWorkerKeyPool(sizes, threads);
+  return share === null ? null : { module: import.meta.url, data: share };
+}
+
+/** The init hook (see {@link workerKeyPoolInit}): start this thread's share of the key pool. */
+export function initWorker(data: unknown): void {
+  startWorkerKeyPool(data as KeyPoolSizes);
+}
+
+/** Start this thread's pool with `sizes` (no-op when there is none or it already runs). */
+export function startWorkerKeyPool(sizes?: KeyPoolSizes): KeyPool | null {
   if (pool !== undefined) return pool;
   const configured = sizes !== undefined && Object.values(sizes).some((size) => size > 0);
   // Refills run only while this worker has no task: requests never wait behind a pooled key.

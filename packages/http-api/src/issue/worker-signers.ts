@@ -5,19 +5,19 @@
  * memory, e.g. `@certsmith/signer-local`) qualify: an HSM session or a remote connection pool
  * belongs to the main thread and stays there.
  *
- * Main thread: {@link workerSignerSpecs} turns the configured entries into plain data for the pool's
- * `workerData` (plugin module URL, options, config folder, and the label's signing policy — cloned
+ * Main thread: {@link workerSignersInit} turns the configured entries into the pool's init hook for
+ * this module (plugin module URL, options, config folder, and the label's signing policy — cloned
  * once per worker at start, since cloning a profile per request would cost ~30 µs). Worker:
- * {@link workerSigning} creates the signer from that data on first use and keeps it.
+ * {@link initWorker} keeps that data and {@link workerSigning} creates the signer from it on first
+ * use and keeps it.
  */
 import { performance } from 'node:perf_hooks';
-import { workerData } from 'node:worker_threads';
 import { getIssuerContext, issueCertificate, selectProfile } from '@certsmith/issuer';
 import type { CsrFacts, IssuerContext, SignOverrides, SigningPolicy } from '@certsmith/issuer';
 import { createSigner, createSignerContext } from '@certsmith/signer-api';
 import type { SignatureAlgorithm, Signer } from '@certsmith/signer-api';
 import { resolveBuiltModule } from '@certsmith/worker-pool';
-import type { WorkerSetup } from '../worker-protocol.js';
+import type { WorkerInit } from '@certsmith/worker-pool';
 import type { SignerEntry } from './signer-directory.js';
 
 /** How a worker thread makes its own copy of a signer. Plain data: it crosses threads. */
@@ -50,7 +50,7 @@ export interface WorkerSigning {
   readonly policy: SigningPolicy;
 }
 
-/** Worker specs for every entry that has a recipe (in workerData for the pool). */
+/** Worker specs for every entry that has a recipe (the data of {@link workerSignersInit}). */
 export function workerSignerSpecs(entries: readonly SignerEntry[]): WorkerSignerSpec[] {
   const specs: WorkerSignerSpec[] = [];
   for (const entry of entries) {
@@ -61,12 +61,26 @@ export function workerSignerSpecs(entries: readonly SignerEntry[]): WorkerSigner
   return specs;
 }
 
+/**
+ * The pool's init hook that gives every thread running tasks the signers of `entries` it can
+ * recreate (see {@link initWorker}); null when none can be.
+ */
+export function workerSignersInit(entries: readonly SignerEntry[]): WorkerInit | null {
+  const specs = workerSignerSpecs(entries);
+  return specs.length > 0 ? { module: import.meta.url, data: specs } : null;
+}
+
+/** The init hook (see {@link workerSignersInit}): this thread's signer specs. */
+export function initWorker(data: unknown): void {
+  provideWorkerSigners(data as readonly WorkerSignerSpec[]);
+}
+
 let providedSpecs: readonly WorkerSignerSpec[] | null = null;
 const signings = new Map<string, Promise<WorkerSigning>>();
 
 /**
- * Give this thread its specs directly (tests and single-threaded embedding, where tasks run inline
- * and there is no `workerData`). Forgets signers made from earlier specs.
+ * Give this thread its specs: what the init hook does in a worker; tests and single-threaded
+ * embedding (tasks run inline) call it directly. Forgets signers made from earlier specs.
  */
 export function provideWorkerSigners(specs: readonly WorkerSignerSpec[] | null): void {
   providedSpecs = specs;
@@ -92,7 +106,7 @@ export function workerSigning(label: string): Promise<WorkerSigning> {
 }
 
 async function makeSigning(label: string): Promise<WorkerSigning> {
-  const specs = providedSpecs ?? (workerData as WorkerSetup | undefined)?.signers ?? [];
+  const specs = providedSpecs ?? [];
   const spec = specs.find((candidate) => candidate.label === label);
   // The main thread only sends labels it gave the pool a spec for; anything else is a wiring bug.
   if (spec === undefined) throw new Error(`worker has no signer for label "${label}"`);

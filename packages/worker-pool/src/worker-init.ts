@@ -1,0 +1,76 @@
+/**
+ * Per-thread setup that a use case gives the pool (the init hook). The pool knows nothing of what a
+ * use case needs in its threads (signers recreated from their recipes, a pre-generated key pool,
+ * trust data): each use case names a module of its own and the data it needs, and every thread that
+ * runs tasks calls that module's `initWorker(data)` once before its first task.
+ */
+import { resolveBuiltModule } from './task.js';
+
+/**
+ * Per-thread setup a use case gives the pool: in every worker (and on any other thread that runs
+ * tasks, e.g. the event loop if it takes tasks), `module` is imported and its exported function
+ * `initWorker(data)` (may be async) is called once before that thread runs its first task.
+ *
+ * `data` crosses threads by structured clone, once per thread. Hooks run in the order given; one
+ * that throws stops the thread from taking tasks (the pool reports it as a start-up failure).
+ */
+export interface WorkerInit {
+  /** URL (usually the defining module's `import.meta.url`) or package specifier of the module. */
+  module: string | URL;
+  /** Passed to `initWorker`; plain data only. */
+  data?: unknown;
+}
+
+/** A {@link WorkerInit} as it travels to a thread: the module mapped to its built file. */
+export interface ResolvedWorkerInit {
+  readonly module: string;
+  readonly data: unknown;
+}
+
+/** The export a module named by a {@link WorkerInit} must have. */
+export type InitWorker = (data: unknown) => void | Promise<void>;
+
+/**
+ * A module named by a {@link WorkerInit} could not be imported, has no `initWorker` function, or its
+ * `initWorker` threw. A wiring or start-up mistake, not a client error: no CFSSL code.
+ */
+export class WorkerInitError extends Error {
+  /** The module that failed. */
+  readonly module: string;
+
+  constructor(module: string, message: string, options?: { cause?: unknown }) {
+    super(`worker init ${module}: ${message}`, options);
+    this.name = 'WorkerInitError';
+    this.module = module;
+  }
+}
+
+/**
+ * Map each hook's module to where a thread imports it from (workers run the built JavaScript; see
+ * `resolveBuiltModule`), keeping `data` as is.
+ */
+export function resolveWorkerInits(inits: readonly WorkerInit[] | undefined): ResolvedWorkerInit[] {
+  return (inits ?? []).map((init) => ({ module: resolveBuiltModule(String(init.module)), data: init.data }));
+}
+
+/**
+ * Run hooks in order on this thread: import each module and await its `initWorker(data)`. Rejects
+ * with a {@link WorkerInitError} naming the first module that fails.
+ */
+export async function runWorkerInits(inits: readonly ResolvedWorkerInit[]): Promise<void> {
+  for (const init of inits) {
+    let exports: Record<string, unknown>;
+    try {
+      exports = (await import(init.module)) as Record<string, unknown>;
+    } catch (error) {
+      throw new WorkerInitError(init.module, `cannot be imported: ${(error as Error).message}`, { cause: error });
+    }
+    const initWorker = exports['initWorker'];
+    if (typeof initWorker !== 'function') throw new WorkerInitError(init.module, 'does not export a function named initWorker');
+    try {
+      await (initWorker as InitWorker)(init.data);
+    } catch (error) {
+      throw new WorkerInitError(init.module, `initWorker failed: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+    }
+  }
+}
