@@ -1,0 +1,53 @@
+/**
+ * `@certsmith/revocation`: revocation reasons, X.509 v2 CRLs and RFC 6960 OCSP, signed through the
+ * signer contract (local key, HSM or plugin), with CFSSL's semantics where certsmith is a drop-in.
+ */
+export {
+  OcspErrorCode,
+  InvalidReasonError,
+  RevocationRequestError,
+  OcspNoCertificateError,
+  OcspIssuerMismatchError,
+  OcspInvalidStatusError,
+  OcspRequestError,
+  OcspResponseParseError,
+  RevocationSignerError,
+} from './errors.js';
+export {
+  RevocationReason,
+  REVOCATION_REASON_CODES,
+  isRevocationReasonCode,
+  revocationReasonName,
+  parseRevocationReason,
+  parseCertaddReason,
+  parseOcspSignReason,
+} from './revocation-reason.js';
+export type { RevocationReasonName, RevocationReasonCode } from './revocation-reason.js';
+export { parseDecimalSerial, serialToBigInt, integerContent, integerValue, decimalSerial } from './serial-number.js';
+export type { SerialNumber } from './serial-number.js';
+export { signatureAlgorithmIdentifier, preferredRevocationAlgorithm, chooseRevocationAlgorithm } from './signature-algorithm.js';
+export { createRevocationSigner } from './revocation-signer.js';
+export type { RevocationSigner, RevocationSignerOptions } from './revocation-signer.js';
+export { buildCrl } from './crl-builder.js';
+export type { Crl, CrlOptions, RevokedCertificate } from './crl-builder.js';
+export { DEFAULT_GENCRL_SECONDS, parseGoInt32, parseGencrlExpireTime, parseSerialNumberList, generateCrl } from './gencrl.js';
+export type { GenerateCrlOptions } from './gencrl.js';
+export { CERT_ID_HASH_ALGORITHMS, certIdHashFromOid, certIdHash, issuerHashes, encodeCertId } from './cert-id.js';
+export type { CertIdHashAlgorithm, CertId, IssuerHashes } from './cert-id.js';
+export { OID_OCSP_NONCE, parseOcspRequest } from './ocsp-request.js';
+export type { OcspRequest } from './ocsp-request.js';
+export { OID_OCSP_SIGNING, createOcspSigningIdentity } from './ocsp-signing-identity.js';
+export type { OcspSigningIdentity, OcspSigningIdentityOptions, ResponderIdKind } from './ocsp-signing-identity.js';
+export {
+  OID_OCSP_BASIC,
+  OcspResponseStatus,
+  DEFAULT_OCSP_INTERVAL_MS,
+  ocspErrorResponse,
+  ocspValidity,
+  buildOcspResponse,
+} from './ocsp-response-builder.js';
+export type { OcspCertStatus, OcspValidity, OcspResponseOptions, OcspResponse } from './ocsp-response-builder.js';
+export { parseOcspResponse } from './ocsp-response-parser.js';
+export type { ParsedOcspResponse, BasicOcspResponse, OcspSingleResponse, OcspResponseStatusName } from './ocsp-response-parser.js';
+export { decodeOcspSignRequest, signOcspRequest, ocspSign } from './ocsp-sign-request.js';
+export type { OcspSignRequestBody, OcspSignRequest, SignOcspRequestOptions } from './ocsp-sign-request.js';
