@@ -2,7 +2,7 @@
  * Test helpers: a generated PKI (RSA and ECDSA CAs, a delegated OCSP responder, leaves), contract
  * signers over the generated keys, and the openssl CLI as the independent verifier.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -68,4 +68,19 @@ export function openssl(args: string[]): { status: number; output: string } {
 /** Run openssl and return stdout; throws with the output when it fails. */
 export function opensslText(args: string[]): string {
   return execFileSync('openssl', args, { encoding: 'utf8', timeout: 30_000 });
+}
+
+/** {@link openssl} without blocking the event loop (for servers running in the test process). */
+export function opensslAsync(args: string[]): Promise<{ status: number; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('openssl', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status: status ?? -1, output });
+    });
+  });
 }

@@ -1,0 +1,246 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { TestPki } from '@certsmith/test-pki';
+import { parseCertificate } from '@certsmith/x509-core';
+
+import { buildOcspResponse, ocspValidity } from './ocsp-response-builder.js';
+import { parseOcspResponse } from './ocsp-response-parser.js';
+import type { OcspLookup, OcspResponseSource } from './ocsp-responder.js';
+import { OcspResponder, ifNoneMatchMatches } from './ocsp-responder.js';
+import { createOcspIssuer } from './ocsp-issuer.js';
+import type { OcspSigningIdentity } from './ocsp-signing-identity.js';
+import { createOcspSigningIdentity } from './ocsp-signing-identity.js';
+import { createRevocationSigner } from './revocation-signer.js';
+import type { LoopbackResponder } from './test-support/loopback.js';
+import { serveOnLoopback } from './test-support/loopback.js';
+import type { TestHierarchy } from './test-support/pki.js';
+import { hierarchy, keySigner, opensslAsync, opensslText, scratch } from './test-support/pki.js';
+
+const NOW = new Date('2026-11-25T23:27:06Z');
+const files = scratch();
+let h: TestHierarchy;
+let identity: OcspSigningIdentity;
+let caFile: string;
+let leafFile: string;
+let otherFile: string;
+/** Stored responses by decimal serial (SHA-1 CertIDs, as CFSSL and certsmith store them). */
+const stored = new Map<string, Uint8Array>();
+const lookups: OcspLookup[] = [];
+const memorySource: OcspResponseSource = {
+  find(lookup) {
+    lookups.push(lookup);
+    return stored.get(lookup.serialNumber) ?? null;
+  },
+};
+
+function serialOf(der: Uint8Array): bigint {
+  return BigInt(`0x${parseCertificate(der).serialNumberHex}`);
+}
+
+function requestDer(args: string[]): Uint8Array {
+  const out = `${files.dir}/req-${Math.random().toString(36).slice(2)}.der`;
+  opensslText(['ocsp', '-issuer', caFile, ...args, '-reqout', out]);
+  return Uint8Array.from(readFileSync(out));
+}
+
+beforeAll(async () => {
+  h = hierarchy(new TestPki({ now: NOW }), 'responder', 'ecdsa-p256');
+  identity = createOcspSigningIdentity({ issuer: h.ca.der, signer: await createRevocationSigner(keySigner(h.responder)) });
+  caFile = files.file('ca.pem', h.ca.pem);
+  leafFile = files.file('leaf.pem', h.leaf.pem);
+  otherFile = files.file('other.pem', h.other.pem);
+  const validity = ocspValidity(NOW);
+  stored.set(serialOf(h.leaf.der).toString(), (await buildOcspResponse({ identity, serialNumber: serialOf(h.leaf.der), status: 'good', ...validity })).der);
+  stored.set(
+    serialOf(h.other.der).toString(),
+    (await buildOcspResponse({ identity, serialNumber: serialOf(h.other.der), status: 'revoked', revokedAt: NOW, reason: 5, ...ocspValidity(NOW, undefined, NOW) })).der,
+  );
+});
+afterAll(() => files.cleanup());
+
+function responder(options: Partial<ConstructorParameters<typeof OcspResponder>[0]> = {}): OcspResponder {
+  return new OcspResponder({ source: memorySource, now: () => NOW.getTime(), ...options });
+}
+
+describe('OcspResponder.handle', () => {
+  it('answers a POST with the stored DER unchanged and CFSSL caching headers (GMT dates)', async () => {
+    const answer = await responder().handle({ method: 'POST', path: '/', body: requestDer(['-cert', leafFile]) });
+    const der = stored.get(serialOf(h.leaf.der).toString())!;
+    expect(answer.status).toBe(200);
+    expect(Buffer.from(answer.body).equals(Buffer.from(der))).toBe(true);
+    expect(answer.headers).toEqual({
+      'Content-Type': 'application/ocsp-response',
+      'Last-Modified': 'Wed, 25 Nov 2026 23:00:00 GMT',
+      Expires: 'Sun, 29 Nov 2026 23:00:00 GMT',
+      'Cache-Control': `max-age=${96 * 3600 - 27 * 60 - 6}, public, no-transform, must-revalidate`,
+      ETag: `"${createHash('sha256').update(der).digest('hex').toUpperCase()}"`,
+    });
+  });
+
+  it('passes the store key (decimal serial, CA key identifier) to the source', async () => {
+    lookups.length = 0;
+    await responder({ issuers: [createOcspIssuer(h.ca.der)] }).handle({ method: 'POST', path: '/', body: requestDer(['-sha256', '-cert', leafFile]) });
+    expect(lookups[0]).toMatchObject({ serialNumber: serialOf(h.leaf.der).toString(), authorityKeyId: h.ca.subjectKeyIdHex.toLowerCase() });
+    lookups.length = 0;
+    // Without known issuers, a SHA-1 CertID falls back to CFSSL's key: hex(issuerKeyHash); SHA-2 has none.
+    await responder().handle({ method: 'POST', path: '/', body: requestDer(['-sha256', '-cert', leafFile]) });
+    expect(lookups[0]!.authorityKeyId).toBeNull();
+  });
+
+  it('says max-age=0 for a stale response and still serves it, as CFSSL', async () => {
+    const later = responder({ now: () => Date.UTC(2026, 11, 1) });
+    const answer = await later.handle({ method: 'POST', path: '/', body: requestDer(['-cert', leafFile]) });
+    expect(answer.headers['Cache-Control']).toBe('max-age=0, public, no-transform, must-revalidate');
+  });
+
+  it.each([
+    ['standard padded base64', (b64: string) => `/${encodeURIComponent(b64)}`, '/'],
+    ['literal + / = characters', (b64: string) => `/${b64}`, '/'],
+    ['URL-safe unpadded base64', (b64: string) => `/${b64.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}`, '/'],
+    ['a mount path', (b64: string) => `/ocsp/${encodeURIComponent(b64)}`, '/ocsp/'],
+    ['a mount path without the slash', (b64: string) => `/ocsp/${b64}`, '/ocsp'],
+    ['a query string', (b64: string) => `/${encodeURIComponent(b64)}?x=1`, '/'],
+  ])('answers a GET with %s', async (_name, toPath, mount) => {
+    const b64 = Buffer.from(requestDer(['-cert', leafFile, '-no_nonce'])).toString('base64');
+    const answer = await responder({ path: mount }).handle({ method: 'GET', path: toPath(b64) });
+    expect(answer.status).toBe(200);
+    expect(parseOcspResponse(answer.body).basic?.responses[0]?.status).toBe('good');
+  });
+
+  it('answers a GET whose base64 contains // without redirecting', async () => {
+    // Find a nonce that makes the base64 contain "//" (CFSSL redirects those with 301, cfssl #387).
+    // The nonce is the request's last 16 bytes: vary them until the base64 has "//".
+    const request = requestDer(['-cert', leafFile, '-nonce']);
+    let path: string | undefined;
+    for (let i = 0; i < 100_000 && path === undefined; i++) {
+      request.set(randomBytes(16), request.length - 16);
+      const b64 = Buffer.from(request).toString('base64');
+      if (b64.includes('//')) path = `/${b64}`;
+    }
+    expect(path).toBeDefined();
+    const answer = await responder().handle({ method: 'GET', path: path! });
+    expect(answer.status).toBe(200);
+  });
+
+  it.each(['HEAD', 'PUT', 'DELETE'])('answers %s with 405 and an empty body', async (method) => {
+    const answer = await responder().handle({ method, path: '/' });
+    expect(answer).toMatchObject({ status: 405, headers: { Allow: 'GET, POST' } });
+    expect(answer.body).toHaveLength(0);
+  });
+
+  it.each([
+    ['an empty POST', { method: 'POST', path: '/', body: new Uint8Array(0) }],
+    ['garbage', { method: 'POST', path: '/', body: Uint8Array.of(1, 2, 3) }],
+    ['a GET without a request', { method: 'GET', path: '/' }],
+    ['a GET with a non-base64 path', { method: 'GET', path: '/not*base64' }],
+    ['a GET outside the mount path', { method: 'GET', path: '/other/MEIw' }],
+  ])('answers %s with 400 malformedRequest', async (_name, request) => {
+    const answer = await responder({ path: '/' === request.path.slice(0, 6) ? '/' : '/ocsp' }).handle(request);
+    expect(answer.status).toBe(400);
+    expect(Buffer.from(answer.body).toString('hex')).toBe('30030a0101');
+    expect(answer.headers['Content-Type']).toBe('application/ocsp-response');
+  });
+
+  it('answers an unknown serial with 200 unauthorized and no-cache', async () => {
+    const answer = await responder().handle({ method: 'POST', path: '/', body: requestDer(['-serial', '12345']) });
+    expect(answer).toMatchObject({ status: 200, headers: { 'Cache-Control': 'max-age=0, no-cache' } });
+    expect(Buffer.from(answer.body).toString('hex')).toBe('30030a0106');
+  });
+
+  it('answers a failing source with 500 internalError and reports the error', async () => {
+    const errors: unknown[] = [];
+    const failing = new OcspResponder({ source: { find: () => Promise.reject(new Error('db down')) }, onError: (error) => errors.push(error) });
+    const answer = await failing.handle({ method: 'POST', path: '/', body: requestDer(['-cert', leafFile]) });
+    expect(answer.status).toBe(500);
+    expect(Buffer.from(answer.body).toString('hex')).toBe('30030a0102');
+    expect(errors).toHaveLength(1);
+  });
+
+  it('answers an unparsable stored response with 200 internalError, as CFSSL', async () => {
+    const broken = new OcspResponder({ source: { find: () => Uint8Array.of(0x30, 0x00) } });
+    const answer = await broken.handle({ method: 'POST', path: '/', body: requestDer(['-cert', leafFile]) });
+    expect(answer.status).toBe(200);
+    expect(Buffer.from(answer.body).toString('hex')).toBe('30030a0102');
+  });
+
+  it.each([
+    ['the exact ETag', (etag: string) => etag],
+    ['a weak ETag', (etag: string) => `W/${etag}`],
+    ['a list', (etag: string) => `"other", ${etag}`],
+    ['*', () => '*'],
+  ])('answers If-None-Match with %s by 304 without body or Content-Type', async (_name, toHeader) => {
+    const first = await responder().handle({ method: 'POST', path: '/', body: requestDer(['-cert', leafFile]) });
+    const answer = await responder().handle({ method: 'POST', path: '/', body: requestDer(['-cert', leafFile]), headers: { 'if-none-match': toHeader(first.headers['ETag']!) } });
+    expect(answer.status).toBe(304);
+    expect(answer.body).toHaveLength(0);
+    expect(answer.headers['Content-Type']).toBeUndefined();
+    expect(answer.headers['ETag']).toBe(first.headers['ETag']);
+  });
+
+  it('answers 200 when If-None-Match names another tag', async () => {
+    const answer = await responder().handle({ method: 'POST', path: '/', body: requestDer(['-cert', leafFile]), headers: { 'If-None-Match': '"ABC"' } });
+    expect(answer.status).toBe(200);
+  });
+
+  it('re-signs a stored SHA-1 response for a SHA-256 request when it can sign for the CA, and caches it', async () => {
+    const withIdentity = responder({ issuers: [createOcspIssuer(identity)] });
+    const first = await withIdentity.handle({ method: 'POST', path: '/', body: requestDer(['-sha256', '-cert', leafFile]) });
+    const single = parseOcspResponse(first.body).basic!.responses[0]!;
+    expect(single.certId.hashAlgorithm).toBe('SHA256');
+    expect(single.thisUpdate).toEqual(new Date('2026-11-25T23:00:00Z'));
+    const second = await withIdentity.handle({ method: 'POST', path: '/', body: requestDer(['-sha256', '-cert', leafFile]) });
+    expect(Buffer.from(second.body).equals(Buffer.from(first.body))).toBe(true);
+  });
+
+  it('serves the stored SHA-1 response to a SHA-256 request when it cannot sign (CFSSL file-source behaviour)', async () => {
+    const answer = await responder({ issuers: [createOcspIssuer(h.ca.der)] }).handle({ method: 'POST', path: '/', body: requestDer(['-sha256', '-cert', leafFile]) });
+    expect(parseOcspResponse(answer.body).basic!.responses[0]!.certId.hashAlgorithm).toBe('SHA1');
+  });
+
+  it('echoes a nonce with a fresh, uncached response when nonces are signed', async () => {
+    const signing = responder({ issuers: [createOcspIssuer(identity)], nonces: 'sign' });
+    const request = requestDer(['-cert', leafFile, '-nonce']);
+    const answer = await signing.handle({ method: 'POST', path: '/', body: request });
+    expect(answer.headers['Cache-Control']).toBe('no-store');
+    expect(parseOcspResponse(answer.body).basic!.nonce).not.toBeNull();
+    // By default the nonce is ignored, as CFSSL does.
+    const ignoring = await responder({ issuers: [createOcspIssuer(identity)] }).handle({ method: 'POST', path: '/', body: request });
+    expect(parseOcspResponse(ignoring.body).basic!.nonce).toBeNull();
+  });
+});
+
+describe('OcspResponder over HTTP, queried by openssl ocsp -url', () => {
+  let server: LoopbackResponder;
+  beforeAll(async () => {
+    server = await serveOnLoopback(new OcspResponder({ source: memorySource, path: '/ocsp', issuers: [createOcspIssuer(identity)], nonces: 'sign' }));
+  });
+  afterAll(() => server.close());
+
+  it('answers good, then revoked with reason and time, and the nonce verifies', async () => {
+    const good = await opensslAsync(['ocsp', '-issuer', caFile, '-cert', leafFile, '-url', `${server.url}/ocsp`, '-CAfile', caFile, '-attime', String(NOW.getTime() / 1000)]);
+    expect(good.output).toContain('Response verify OK');
+    expect(good.output).toContain('leaf.pem: good');
+    expect(good.output).not.toContain('WARNING: no nonce in response');
+    const revoked = await opensslAsync(['ocsp', '-issuer', caFile, '-cert', otherFile, '-url', `${server.url}/ocsp`, '-CAfile', caFile, '-attime', String(NOW.getTime() / 1000)]);
+    expect(revoked.output).toContain('Response verify OK');
+    expect(revoked.output).toContain('other.pem: revoked');
+    expect(revoked.output).toContain('Reason: cessationOfOperation');
+    expect(revoked.output).toContain('Revocation Time: Nov 25 23:27:06 2026 GMT');
+  });
+
+  it('answers a SHA-256 CertID that openssl matches to its request', async () => {
+    const result = await opensslAsync(['ocsp', '-issuer', caFile, '-sha256', '-cert', leafFile, '-url', `${server.url}/ocsp`, '-CAfile', caFile, '-no_nonce', '-attime', String(NOW.getTime() / 1000)]);
+    expect(result.output).toContain('Response verify OK');
+    expect(result.output).toContain('leaf.pem: good');
+  });
+});
+
+describe('ifNoneMatchMatches', () => {
+  it('compares weakly', () => {
+    expect(ifNoneMatchMatches('W/"A"', '"A"')).toBe(true);
+    expect(ifNoneMatchMatches('"B"', '"A"')).toBe(false);
+  });
+});

@@ -1,0 +1,249 @@
+/**
+ * The OCSP responder (RFC 6960, RFC 5019 HTTP profile), independent of any HTTP framework:
+ * `(method, path, headers, body) → (status, headers, body)`. `certsmith ocspserve` and the responder
+ * mounted in `serve` put it behind node:http or Koa; nothing here knows either.
+ *
+ * It serves stored, pre-signed DER (never re-encoded), with CFSSL's behaviour (lifecycle spec §5.5):
+ * GET and POST only (405, empty body, otherwise); malformedRequest (400), unauthorized (200, unknown
+ * serial) and internalError (500, source failure) bodies; `Last-Modified`, `Expires`, `Cache-Control:
+ * max-age=N, public, no-transform, must-revalidate`, `ETag` = quoted upper-hex SHA-256; matching
+ * `If-None-Match` → 304. Deliberate differences, each where CFSSL is weak (§6 item 10):
+ * - HTTP dates end in `GMT` (CFSSL: `UTC`);
+ * - `If-None-Match` compares weakly and understands lists and `*` (RFC 9110 13.1.2);
+ * - a mount path other than `/` works for GET, and `//` in the base64 is never redirected;
+ * - URL-safe and unpadded base64 are accepted;
+ * - signed requests and requests naming their requestor are answered (CFSSL: malformedRequest);
+ * - SHA-256/384/512 CertIDs are answered: the issuer is found by its key hash under that algorithm;
+ *   when the stored response uses another CertID hash and the responder can sign for that CA, it
+ *   answers with a response re-signed for the requested hash (cached), else with the stored one;
+ * - nonces (RFC 8954) are echoed when `nonces: 'sign'` and the responder can sign for the CA (a fresh
+ *   signature per request, never cached); by default they are ignored as CFSSL does;
+ * - 405 carries `Allow: GET, POST`.
+ */
+import type { CertId } from './cert-id.js';
+import { hex } from './cert-id.js';
+import { buildOcspResponse, ocspErrorResponse } from './ocsp-response-builder.js';
+import { decodeOcspGetPath } from './ocsp-get-path.js';
+import type { OcspIssuer } from './ocsp-issuer.js';
+import { OcspIssuerDirectory } from './ocsp-issuer.js';
+import type { OcspRequest } from './ocsp-request.js';
+import { parseOcspRequest } from './ocsp-request.js';
+import type { PreparedOcspResponse } from './prepared-ocsp-response.js';
+import { isPreparedOcspResponse, prepareOcspResponse } from './prepared-ocsp-response.js';
+import { decimalSerial } from './serial-number.js';
+
+/** An HTTP request as the responder sees it. */
+export interface OcspHttpRequest {
+  method: string;
+  /** Request target path (a query string is ignored). */
+  path: string;
+  /** Request headers; names in any case. */
+  headers?: Readonly<Record<string, string | readonly string[] | undefined>>;
+  /** POST body (the DER request). */
+  body?: Uint8Array;
+}
+
+/** The responder's answer. */
+export interface OcspHttpResponse {
+  status: number;
+  /** Header names in canonical case. */
+  headers: Record<string, string>;
+  body: Uint8Array;
+}
+
+/** What a response source is asked for. */
+export interface OcspLookup {
+  /** The request's CertID (first entry). */
+  certId: CertId;
+  /** Decimal serial: CFSSL's `serial_number` key. */
+  serialNumber: string;
+  /**
+   * The CA's key identifier as lower-case hex — CFSSL's `authority_key_identifier` key: the known
+   * issuer's SKI, else (SHA-1 CertIDs only) hex(issuerKeyHash) as CFSSL's lookup uses; `null` when
+   * neither applies (an unknown CA with a SHA-2 CertID).
+   */
+  authorityKeyId: string | null;
+  /** The issuer the CertID names, when the responder knows it. */
+  issuer: OcspIssuer | null;
+}
+
+/** Where stored responses come from (the store, a `-responses` file, a cache). */
+export interface OcspResponseSource {
+  /** The stored response for `lookup`, or `null` (answered `unauthorized`). Throwing answers internalError. */
+  find(lookup: OcspLookup): PreparedOcspResponse | Uint8Array | null | Promise<PreparedOcspResponse | Uint8Array | null>;
+}
+
+/** Options of {@link OcspResponder}. */
+export interface OcspResponderOptions {
+  source: OcspResponseSource;
+  /** CAs answered for (enables SHA-2 CertIDs, store keys by SKI, and — with identities — re-signing and nonces). */
+  issuers?: Iterable<OcspIssuer>;
+  /** Mount path (`/` by default, as CFSSL's `-path`). */
+  path?: string;
+  /** `ignore` (default, CFSSL) or `sign`: answer requests with a nonce with a fresh response echoing it. */
+  nonces?: 'ignore' | 'sign';
+  /** Clock in milliseconds (tests). */
+  now?: () => number;
+  /** Entries of the re-signed-for-another-hash cache; default 10,000. */
+  resignedCacheSize?: number;
+  /** Called with source failures and unparsable stored responses (for the log); never with secrets. */
+  onError?: (error: unknown) => void;
+}
+
+const OCSP_CONTENT_TYPE = 'application/ocsp-response';
+const NO_CACHE = 'max-age=0, no-cache';
+const EMPTY = new Uint8Array(0);
+const MALFORMED = ocspErrorResponse('malformedRequest');
+const INTERNAL_ERROR = ocspErrorResponse('internalError');
+const UNAUTHORIZED = ocspErrorResponse('unauthorized');
+
+function header(headers: OcspHttpRequest['headers'], name: string): string | undefined {
+  if (!headers) return undefined;
+  const value = headers[name] ?? headers[name.toLowerCase()] ?? Object.entries(headers).find(([key]) => key.toLowerCase() === name.toLowerCase())?.[1];
+  return Array.isArray(value) ? value.join(', ') : (value as string | undefined);
+}
+
+/** RFC 9110 13.1.2: weak comparison against each entity tag of the list, `*` matches any. */
+export function ifNoneMatchMatches(ifNoneMatch: string, etag: string): boolean {
+  const opaque = etag.startsWith('W/') ? etag.slice(2) : etag;
+  for (const candidate of ifNoneMatch.split(',')) {
+    const tag = candidate.trim();
+    if (tag === '*') return true;
+    if ((tag.startsWith('W/') ? tag.slice(2) : tag) === opaque) return true;
+  }
+  return false;
+}
+
+function errorAnswer(status: number, body: Uint8Array): OcspHttpResponse {
+  return { status, headers: { 'Content-Type': OCSP_CONTENT_TYPE, 'Cache-Control': NO_CACHE }, body };
+}
+
+/** A transport-independent OCSP responder. */
+export class OcspResponder {
+  private readonly source: OcspResponseSource;
+  private readonly directory: OcspIssuerDirectory;
+  private readonly path: string;
+  private readonly signNonces: boolean;
+  private readonly now: () => number;
+  private readonly onError: (error: unknown) => void;
+  private readonly prepared = new WeakMap<Uint8Array, PreparedOcspResponse>();
+  private readonly resigned = new Map<string, PreparedOcspResponse>();
+  private readonly resignedCacheSize: number;
+
+  constructor(options: OcspResponderOptions) {
+    this.source = options.source;
+    this.directory = new OcspIssuerDirectory(options.issuers ?? []);
+    this.path = options.path ?? '/';
+    this.signNonces = options.nonces === 'sign';
+    this.now = options.now ?? Date.now;
+    this.onError = options.onError ?? (() => {});
+    this.resignedCacheSize = options.resignedCacheSize ?? 10_000;
+  }
+
+  /** Answer one HTTP request. Never rejects. */
+  async handle(request: OcspHttpRequest): Promise<OcspHttpResponse> {
+    let der: Uint8Array | null;
+    if (request.method === 'POST') der = request.body ?? EMPTY;
+    else if (request.method === 'GET') der = decodeOcspGetPath(request.path, this.path);
+    else return { status: 405, headers: { Allow: 'GET, POST', 'Cache-Control': NO_CACHE }, body: EMPTY };
+    if (der === null) return errorAnswer(400, MALFORMED);
+
+    let ocspRequest: OcspRequest;
+    try {
+      ocspRequest = parseOcspRequest(der);
+    } catch {
+      return errorAnswer(400, MALFORMED);
+    }
+    const certId = ocspRequest.certIds[0]!;
+    const issuer = this.directory.find(certId);
+    const lookup: OcspLookup = {
+      certId,
+      serialNumber: decimalSerial(certId.serialNumber),
+      authorityKeyId: issuer !== null ? issuer.keyIdentifier : certId.hashAlgorithm === 'SHA1' ? hex(certId.issuerKeyHash) : null,
+      issuer,
+    };
+
+    let stored: PreparedOcspResponse | null;
+    try {
+      const found = await this.source.find(lookup);
+      if (found === null) return errorAnswer(200, UNAUTHORIZED);
+      stored = this.prepare(found);
+    } catch (error) {
+      this.onError(error);
+      return errorAnswer(500, INTERNAL_ERROR);
+    }
+    if (stored === null) return errorAnswer(200, INTERNAL_ERROR);
+
+    try {
+      if (this.signNonces && ocspRequest.nonce !== null && issuer?.identity) {
+        const fresh = await this.resign(stored, issuer, certId, ocspRequest.nonce);
+        return { status: 200, headers: { 'Content-Type': OCSP_CONTENT_TYPE, 'Cache-Control': 'no-store' }, body: fresh.der };
+      }
+      if (stored.single.certId.hashAlgorithm !== certId.hashAlgorithm && issuer?.identity) {
+        stored = await this.resignedFor(stored, issuer, certId);
+      }
+    } catch (error) {
+      this.onError(error);
+      return errorAnswer(500, INTERNAL_ERROR);
+    }
+    return this.answer(stored, header(request.headers, 'If-None-Match'));
+  }
+
+  /** Success headers (CFSSL's set), or 304 when If-None-Match matches. */
+  private answer(response: PreparedOcspResponse, ifNoneMatch: string | undefined): OcspHttpResponse {
+    const maxAge = response.nextUpdateMs === null ? 0 : Math.max(0, Math.floor((response.nextUpdateMs - this.now()) / 1000));
+    const headers: Record<string, string> = {
+      'Last-Modified': response.lastModified,
+      'Cache-Control': `max-age=${maxAge}, public, no-transform, must-revalidate`,
+      ETag: response.etag,
+    };
+    if (response.expires !== null) headers['Expires'] = response.expires;
+    if (ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, response.etag)) return { status: 304, headers, body: EMPTY };
+    headers['Content-Type'] = OCSP_CONTENT_TYPE;
+    return { status: 200, headers, body: response.der };
+  }
+
+  /** Prepared form of a source result; `null` (internalError, CFSSL) when stored DER does not parse. */
+  private prepare(found: PreparedOcspResponse | Uint8Array): PreparedOcspResponse | null {
+    if (isPreparedOcspResponse(found)) return found;
+    let prepared = this.prepared.get(found);
+    if (prepared === undefined) {
+      try {
+        prepared = prepareOcspResponse(found);
+      } catch (error) {
+        this.onError(error);
+        return null;
+      }
+      this.prepared.set(found, prepared);
+    }
+    return prepared;
+  }
+
+  /** The stored status re-signed for the request's CertID (hash algorithm and serial), optionally with a nonce. */
+  private async resign(stored: PreparedOcspResponse, issuer: OcspIssuer, certId: CertId, nonce: Uint8Array | null): Promise<PreparedOcspResponse> {
+    const single = stored.single;
+    const response = await buildOcspResponse({
+      identity: issuer.identity!,
+      serialNumber: certId.serialNumber,
+      status: single.status,
+      revokedAt: single.revokedAt ?? undefined,
+      reason: single.reason ?? 0,
+      thisUpdate: single.thisUpdate,
+      nextUpdate: single.nextUpdate,
+      hashAlgorithm: certId.hashAlgorithm,
+      nonce,
+    });
+    return prepareOcspResponse(response.der);
+  }
+
+  /** {@link resign} for another CertID hash, cached per stored response and algorithm (bounded, oldest out). */
+  private async resignedFor(stored: PreparedOcspResponse, issuer: OcspIssuer, certId: CertId): Promise<PreparedOcspResponse> {
+    const key = `${stored.etag}:${certId.hashAlgorithm}`;
+    const cached = this.resigned.get(key);
+    if (cached !== undefined) return cached;
+    const response = await this.resign(stored, issuer, certId, null);
+    if (this.resigned.size >= this.resignedCacheSize) this.resigned.delete(this.resigned.keys().next().value!);
+    this.resigned.set(key, response);
+    return response;
+  }
+}
