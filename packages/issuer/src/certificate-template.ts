@@ -10,31 +10,34 @@ import { hash, randomFillSync } from 'node:crypto';
 
 import type { SignRequestExtension, SignRequestSubject } from '@certsmith/signer-api';
 import { SignerUnavailableError } from '@certsmith/signer-api';
-import type { CertificateExtension, NameAttribute, PublicKeyInfo } from '@certsmith/x509-core';
+import type { CertificateExtension, NameAttribute, PublicKeyInfo, SanList, SubjectAttributes } from '@certsmith/x509-core';
 import {
   CertsmithError,
   DerReader,
   ErrorCode,
   compareBytes,
-  derBitString,
-  derExplicit,
-  derInteger,
   derSequence,
-  derTime,
+  emptySanList,
   encodeOidContent,
   encodePem,
+  encodeSigned,
+  encodeSubject,
+  encodeSubjectAltNames,
+  encodeTbsCertificate,
+  isEmptySanList,
+  isEmptySubject,
   readBoolean,
   readSmallInteger,
+  sansFromHosts,
+  signatureAlgorithmIdentifier,
+  subjectFromAttributes,
+  subjectFromNames,
 } from '@certsmith/x509-core';
 
 import type { ExtensionSpec } from './extensions.js';
 import { ExtensionOid, crlDistributionPointsExtension, encodeExtension, subjectAltNameExtension, subjectKeyIdExtension } from './extensions.js';
-import type { SanList } from './hosts.js';
-import { emptySanList, encodeSubjectAltNames, isEmptySanList, parseIpAddress, sansFromHosts } from './hosts.js';
 import type { IssuerContext } from './issuer-context.js';
 import type { SigningPolicy, SigningProfile } from './signing-policy.js';
-import type { SubjectAttributes } from './subject.js';
-import { encodeSubject, isEmptySubject, subjectFromAttributes, subjectFromRequest } from './subject.js';
 import {
   InvalidCertificateRequestError,
   MissingSerialError,
@@ -42,7 +45,6 @@ import {
   NoKeyUsagesError,
   PolicyViolationError,
 } from './errors.js';
-import { algorithmIdentifier } from './signature-algorithms.js';
 
 /** What the signer needs to know about a CSR (already parsed and signature-checked). */
 export interface CsrFacts {
@@ -169,7 +171,7 @@ function templateFromCsr(csr: CsrFacts, profile: SigningProfile): Template {
 function overrideSubject(override: SignRequestSubject, csrSubject: SubjectAttributes | null): SubjectAttributes {
   // signer.Subject.Name() only knows C, ST, L, O, OU, CN and SerialNumber.
   const names = (override.names ?? []).map((name) => ({ C: name.C, ST: name.ST, L: name.L, O: name.O, OU: name.OU }));
-  const subject = subjectFromRequest(override.CN, names, override.SerialNumber);
+  const subject = subjectFromNames(override.CN, names, override.SerialNumber);
   const from = csrSubject;
   if (from === null) return subject;
   if (subject.commonName === '') subject.commonName = from.commonName;
@@ -215,7 +217,6 @@ function nameMatches(whitelist: RegExp, name: string): boolean {
   return whitelist.test(name);
 }
 
-const VERSION_3 = derExplicit(0, derInteger(2));
 const extensionCache = new WeakMap<ExtensionSpec, Uint8Array>();
 
 function encoded(extension: ExtensionSpec): Uint8Array {
@@ -358,30 +359,20 @@ export async function issueCertificate(
   let algorithmId = context.algorithmIdentifier;
   if (!template.signatureAlgorithmWhitelisted && algorithm.startsWith('RSA-SHA') && signer.algorithms.includes('RSA-SHA256')) {
     algorithm = 'RSA-SHA256';
-    algorithmId = algorithmIdentifier(algorithm);
+    algorithmId = signatureAlgorithmIdentifier(algorithm);
   }
 
-  const tbs = derSequence(
-    VERSION_3,
-    derInteger(serial),
-    algorithmId,
-    context.issuerNameDer,
-    derSequence(derTime(notBefore), derTime(notAfter)),
-    subjectDer,
-    publicKey.spki,
-    derExplicit(3, derSequence(...extensions)),
-  );
+  const tbs = encodeTbsCertificate({
+    serial,
+    signatureAlgorithm: algorithmId,
+    issuer: context.issuerNameDer,
+    notBefore,
+    notAfter,
+    subject: subjectDer,
+    spki: publicKey.spki,
+    extensions,
+  });
   const signature = await signer.sign(tbs, algorithm);
-  const der = derSequence(tbs, algorithmId, derBitString(signature));
+  const der = encodeSigned(tbs, algorithmId, signature);
   return { der, pem: encodePem('CERTIFICATE', der) };
-}
-
-/** CSR facts from a parsed SubjectAltNames (IP addresses as text, as x509-core reports them). */
-export function sanListFromParsed(sans: { dns: readonly string[]; email: readonly string[]; ip: readonly string[]; uri: readonly string[] }): SanList {
-  const ip: Uint8Array[] = [];
-  for (const text of sans.ip) {
-    const bytes = parseIpAddress(text);
-    if (bytes) ip.push(bytes);
-  }
-  return { dns: [...sans.dns], email: [...sans.email], ip, uri: [...sans.uri] };
 }

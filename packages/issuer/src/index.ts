@@ -35,29 +35,8 @@ export {
   pooledKeySource,
 } from './key-pool.js';
 export type { KeyPool, KeyPoolOptions, KeyPoolSizes, KeyPoolSpecStats } from './key-pool.js';
-export {
-  emptySubject,
-  subjectFromRequest,
-  subjectFromAttributes,
-  subjectAttributeList,
-  encodeSubject,
-  isEmptySubject,
-  parseOidString,
-} from './subject.js';
-export type { SubjectAttributes } from './subject.js';
-export {
-  classifyHost,
-  sansFromHosts,
-  parseIpAddress,
-  parseMailAddress,
-  parseRequestUri,
-  encodeSubjectAltNames,
-  emptySanList,
-  isEmptySanList,
-} from './hosts.js';
-export type { SanList, HostKind } from './hosts.js';
-export { algorithmIdentifier, preferredSignatureAlgorithm, chooseSignatureAlgorithm } from './signature-algorithms.js';
-export { createCsr, encodeCertificationRequestInfo } from './csr.js';
+export { preferredSignatureAlgorithm, chooseSignatureAlgorithm } from './signature-algorithms.js';
+export { createCsr } from './csr.js';
 export type { CsrTemplate, SignedCsr, SelfSigningKey } from './csr.js';
 export { ExtensionOid, encodeExtension } from './extensions.js';
 export type { ExtensionSpec, CertificatePolicy } from './extensions.js';
@@ -86,7 +65,7 @@ export { parseGoDuration, parseGoDurationNanoseconds, GoDurationError } from './
 export { compileGoRegexp } from './go-regexp.js';
 export { getIssuerContext, clearIssuerContext } from './issuer-context.js';
 export type { IssuerContext } from './issuer-context.js';
-export { issueCertificate, sanListFromParsed } from './certificate-template.js';
+export { issueCertificate } from './certificate-template.js';
 export type { CsrFacts, SignOverrides, IssuedCertificate } from './certificate-template.js';
 export { computeSums } from './sums.js';
 export type { Sums } from './sums.js';

@@ -7,11 +7,11 @@
 import type { SignatureAlgorithm, Signer, SignerCertificate } from '@certsmith/signer-api';
 import { SignerUnavailableError } from '@certsmith/signer-api';
 import type { Certificate } from '@certsmith/x509-core';
-import { parseCertificate } from '@certsmith/x509-core';
+import { parseCertificate, signatureAlgorithmIdentifier } from '@certsmith/x509-core';
 
 import type { ExtensionSpec } from './extensions.js';
 import { authorityKeyIdExtension, encodeExtension } from './extensions.js';
-import { algorithmIdentifier, chooseSignatureAlgorithm } from './signature-algorithms.js';
+import { chooseSignatureAlgorithm } from './signature-algorithms.js';
 
 /** What the issuer knows about a signer's CA. */
 export interface IssuerContext {
@@ -53,7 +53,7 @@ async function buildContext(signer: Signer): Promise<IssuerContext> {
     issuerNameDer: caCertificate.subject.der,
     authorityKeyIdDer: aki ? encodeExtension(aki) : null,
     algorithm,
-    algorithmIdentifier: algorithm ? algorithmIdentifier(algorithm) : null,
+    algorithmIdentifier: algorithm ? signatureAlgorithmIdentifier(algorithm) : null,
     caMaxPathLen: constraints === null ? 0 : (constraints.pathLenConstraint ?? -1),
     caMaxPathLenZero: constraints !== null && constraints.pathLenConstraint === 0,
   };

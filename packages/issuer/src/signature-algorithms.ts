@@ -1,49 +1,11 @@
 /**
- * Signature algorithm choice and AlgorithmIdentifier encodings. The choice follows CFSSL's
- * `helpers.SignerAlgo` (behaviour doc 3.3, 3.7): the *signing key* decides — RSA ≥4096 bits
- * SHA-512, ≥3072 SHA-384, else SHA-256; ECDSA P-521 SHA-512, P-384 SHA-384, P-256 SHA-256;
- * Ed25519 pure. Encodings are Go's (RSA with NULL parameters, ECDSA and Ed25519 without, RSA-PSS
- * with explicit SHA-2/MGF1 parameters and salt = hash length).
+ * Signature algorithm choice, as CFSSL's `helpers.SignerAlgo` makes it (behaviour doc 3.3, 3.7):
+ * the *signing key* decides — RSA ≥4096 bits SHA-512, ≥3072 SHA-384, else SHA-256; ECDSA P-521
+ * SHA-512, P-384 SHA-384, P-256 SHA-256; Ed25519 pure. The AlgorithmIdentifier encodings are
+ * x509-core's (`signatureAlgorithmIdentifier`).
  */
 import type { SignatureAlgorithm } from '@certsmith/signer-api';
 import type { PublicKeyInfo } from '@certsmith/x509-core';
-import { derExplicit, derInteger, derNull, derOid, derSequence } from '@certsmith/x509-core';
-
-const HASH_OIDS = {
-  SHA256: '2.16.840.1.101.3.4.2.1',
-  SHA384: '2.16.840.1.101.3.4.2.2',
-  SHA512: '2.16.840.1.101.3.4.2.3',
-} as const;
-
-function pssIdentifier(hash: keyof typeof HASH_OIDS, saltLength: number): Uint8Array {
-  const hashAlgorithm = derSequence(derOid(HASH_OIDS[hash]), derNull());
-  return derSequence(
-    derOid('1.2.840.113549.1.1.10'),
-    derSequence(
-      derExplicit(0, hashAlgorithm),
-      derExplicit(1, derSequence(derOid('1.2.840.113549.1.1.8'), hashAlgorithm)),
-      derExplicit(2, derInteger(saltLength)),
-    ),
-  );
-}
-
-const IDENTIFIERS: Readonly<Record<SignatureAlgorithm, Uint8Array>> = {
-  'ECDSA-SHA256': derSequence(derOid('1.2.840.10045.4.3.2')),
-  'ECDSA-SHA384': derSequence(derOid('1.2.840.10045.4.3.3')),
-  'ECDSA-SHA512': derSequence(derOid('1.2.840.10045.4.3.4')),
-  'RSA-SHA256': derSequence(derOid('1.2.840.113549.1.1.11'), derNull()),
-  'RSA-SHA384': derSequence(derOid('1.2.840.113549.1.1.12'), derNull()),
-  'RSA-SHA512': derSequence(derOid('1.2.840.113549.1.1.13'), derNull()),
-  'RSA-PSS-SHA256': pssIdentifier('SHA256', 32),
-  'RSA-PSS-SHA384': pssIdentifier('SHA384', 48),
-  'RSA-PSS-SHA512': pssIdentifier('SHA512', 64),
-  Ed25519: derSequence(derOid('1.3.101.112')),
-};
-
-/** DER AlgorithmIdentifier for a signature algorithm (shared, do not mutate). */
-export function algorithmIdentifier(algorithm: SignatureAlgorithm): Uint8Array {
-  return IDENTIFIERS[algorithm];
-}
 
 /** The key family an algorithm signs with. */
 export function algorithmKeyFamily(algorithm: SignatureAlgorithm): 'RSA' | 'ECDSA' | 'Ed25519' {

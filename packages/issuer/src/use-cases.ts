@@ -5,13 +5,30 @@
  */
 import type { InfoResult, SignRequest, Signer } from '@certsmith/signer-api';
 import type { CertificateExtension } from '@certsmith/x509-core';
-import { BadRequestError, CertsmithError, DerReader, ErrorCode, decodePemBlock, parseCertificateRequest, readPublicKeyInfo } from '@certsmith/x509-core';
+import type { SubjectAttributes } from '@certsmith/x509-core';
+import {
+  BadRequestError,
+  CertsmithError,
+  DerReader,
+  ErrorCode,
+  STANDARD_ATTRIBUTE_OIDS,
+  decodePemBlock,
+  encodeSubject,
+  encodeSubjectAltNames,
+  isEmptySanList,
+  parseCertificateRequest,
+  readPublicKeyInfo,
+  sanListFromParsed,
+  sansFromHosts,
+  subjectAttributeList,
+  subjectFromNames,
+} from '@certsmith/x509-core';
 
 import { verifyAuthenticatedRequest } from './auth-token.js';
 import type { CertificateRequest, SignBody } from './certificate-request.js';
 import { decodeSignRequest } from './certificate-request.js';
 import type { CsrFacts, SignOverrides } from './certificate-template.js';
-import { issueCertificate, sanListFromParsed } from './certificate-template.js';
+import { issueCertificate } from './certificate-template.js';
 import type { CsrTemplate, SelfSigningKey, SignedCsr } from './csr.js';
 import { createCsr, csrExtensions } from './csr.js';
 import { CsrRequestError } from './errors.js';
@@ -19,14 +36,11 @@ import { delegationUsageExtension } from './extensions.js';
 import type { ExtensionSpec } from './extensions.js';
 import type { GoType } from './go-json.js';
 import { decodeGo, goBytes, goInt } from './go-json.js';
-import { encodeSubjectAltNames, isEmptySanList, sansFromHosts } from './hosts.js';
 import { getIssuerContext } from './issuer-context.js';
 import { generateKey, resolveKeySpec } from './key-generation.js';
 import type { GeneratedKey, KeySpec } from './key-generation.js';
 import type { SigningPolicy } from './signing-policy.js';
 import { selectProfile } from './signing-policy.js';
-import type { SubjectAttributes } from './subject.js';
-import { STANDARD_ATTRIBUTE_OIDS, encodeSubject, subjectAttributeList, subjectFromRequest } from './subject.js';
 import type { Sums } from './sums.js';
 import { computeSums } from './sums.js';
 import type { SignatureAlgorithm } from '@certsmith/signer-api';
@@ -141,7 +155,7 @@ async function generateRequest(request: CertificateRequest, options: KeyGenerati
   // Validate everything cheap before spending time on key generation (CFSSL's error precedence is
   // kept: key request errors are reported before subject/extension errors).
   const spec = resolveKeySpec(request.key);
-  const subject = subjectFromRequest(request.CN, request.names, request.serialnumber);
+  const subject = subjectFromNames(request.CN, request.names, request.serialnumber);
   const subjectDer = encodeSubject(subject);
   const sans = sansFromHosts(request.hosts);
   const sanDer = isEmptySanList(sans) ? undefined : encodeSubjectAltNames(sans);

@@ -3,27 +3,21 @@
  * plugin never has to know ASN.1: the issuer turns a name into the AlgorithmIdentifier it writes
  * into the TBSCertificate, and asks the signer for exactly that signature.
  */
+import { SIGNATURE_ALGORITHM_NAMES } from '@certsmith/x509-core';
+import type { SignatureAlgorithmName } from '@certsmith/x509-core';
 
-/** Every signature algorithm the contract names, in a stable order. */
-export const SIGNATURE_ALGORITHMS = [
-  'ECDSA-SHA256',
-  'ECDSA-SHA384',
-  'ECDSA-SHA512',
-  'RSA-SHA256',
-  'RSA-SHA384',
-  'RSA-SHA512',
-  'RSA-PSS-SHA256',
-  'RSA-PSS-SHA384',
-  'RSA-PSS-SHA512',
-  'Ed25519',
-] as const;
+/**
+ * Every signature algorithm the contract names, in a stable order: x509-core's list, the names its
+ * `signatureAlgorithmIdentifier` encodes, so a name the contract offers always has an encoding.
+ */
+export const SIGNATURE_ALGORITHMS: typeof SIGNATURE_ALGORITHM_NAMES = SIGNATURE_ALGORITHM_NAMES;
 
 /**
  * A signature algorithm name. `RSA-*` is RSASSA-PKCS1-v1_5, `RSA-PSS-*` is RSASSA-PSS with MGF1 over
  * the same hash and a salt as long as the hash (RFC 4055 / Go's `SHA256WithRSAPSS` family),
  * `ECDSA-*` returns a DER `SEQUENCE { r, s }`, `Ed25519` is pure EdDSA (RFC 8032, no pre-hash).
  */
-export type SignatureAlgorithm = (typeof SIGNATURE_ALGORITHMS)[number];
+export type SignatureAlgorithm = SignatureAlgorithmName;
 
 const KNOWN: ReadonlySet<string> = new Set(SIGNATURE_ALGORITHMS);
 

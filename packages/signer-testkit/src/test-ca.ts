@@ -12,19 +12,18 @@ import { createPublicKey, generateKeyPair, randomBytes } from 'node:crypto';
 import type { JsonWebKey, KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 
-import { algorithmIdentifier, preferredSignatureAlgorithm } from '@certsmith/issuer';
+import { preferredSignatureAlgorithm } from '@certsmith/issuer';
 import type { SignatureAlgorithm, Signer, SignerCertificate, SignerHealth } from '@certsmith/signer-api';
 import { SignerUnavailableError, algorithmsForKeyObject, signWithKeyObject } from '@certsmith/signer-api';
 import {
   buildSelfSignedCaTbs,
   DerReader,
-  derBitString,
-  derDirectoryString,
-  derOid,
-  derSequence,
-  derSetOf,
   encodePem,
+  encodeSigned,
+  encodeSubject,
   readPublicKeyInfo,
+  signatureAlgorithmIdentifier,
+  subjectFromNames,
 } from '@certsmith/x509-core';
 
 const generateKeyPairAsync = promisify(generateKeyPair);
@@ -125,19 +124,16 @@ export async function createTestCa(options: TestCaOptions = {}): Promise<TestCa>
   const algorithm = preferredSignatureAlgorithm(keyInfo);
   if (algorithm === null) throw new RangeError(`createTestCa: no signature algorithm for a ${privateKey.asymmetricKeyType} key`);
 
-  const name = derSequence(
-    derSetOf([derSequence(derOid('2.5.4.10'), derDirectoryString('certsmith testkit'))]),
-    derSetOf([derSequence(derOid('2.5.4.3'), derDirectoryString(options.commonName ?? 'certsmith testkit CA'))]),
-  );
+  const name = encodeSubject(subjectFromNames(options.commonName ?? 'certsmith testkit CA', [{ O: 'certsmith testkit' }], ''));
   const serial = randomBytes(16);
   // A positive, non-zero serial of at most 20 octets (RFC 5280 4.1.2.2).
   serial[0] = ((serial[0] as number) & 0x7f) | 0x01;
   const notBefore = new Date(Math.floor(Date.now() / 1000) * 1000 - FIVE_MINUTES_MS);
   const notAfter = new Date(notBefore.getTime() + (options.validityDays ?? 1825) * DAY_MS);
-  const signatureAlgorithm = algorithmIdentifier(algorithm);
+  const signatureAlgorithm = signatureAlgorithmIdentifier(algorithm);
   const tbs = buildSelfSignedCaTbs({ name, spki, signatureAlgorithm, serial, notBefore, notAfter });
   const signature = await signWithKeyObject(privateKey, tbs, algorithm);
-  const certificateDer = derSequence(tbs, signatureAlgorithm, derBitString(signature));
+  const certificateDer = encodeSigned(tbs, signatureAlgorithm, signature);
   const certificatePem = encodePem('CERTIFICATE', certificateDer);
   const certificate: SignerCertificate = Object.freeze({ der: certificateDer, pem: certificatePem });
 

@@ -138,3 +138,32 @@ export {
 export { publicKeyObject, verifySignature, isSignatureAlgorithmSupported } from './verify-signature.js';
 export { buildSelfSignedCaTbs, derExtension } from './self-signed-ca.js';
 export type { SelfSignedCaTbsOptions } from './self-signed-ca.js';
+export { encodeTbsCertificate, encodeSigned } from './certificate-builder.js';
+export type { TbsCertificateFields } from './certificate-builder.js';
+export { certificationRequestExtensions, encodeCertificationRequestInfo } from './certification-request-builder.js';
+export type { CertificationRequestTemplate } from './certification-request-builder.js';
+export { SIGNATURE_ALGORITHM_NAMES, signatureAlgorithmIdentifier } from './algorithm-identifier-builder.js';
+export type { SignatureAlgorithmName } from './algorithm-identifier-builder.js';
+export {
+  STANDARD_ATTRIBUTE_OIDS,
+  emptySubject,
+  subjectFromNames,
+  subjectFromAttributes,
+  subjectAttributeList,
+  encodeSubject,
+  isEmptySubject,
+  parseOidString,
+} from './name-builder.js';
+export type { NameEntry, SubjectAttributes } from './name-builder.js';
+export {
+  classifyHost,
+  sansFromHosts,
+  sanListFromParsed,
+  parseIpAddress,
+  parseMailAddress,
+  parseRequestUri,
+  encodeSubjectAltNames,
+  emptySanList,
+  isEmptySanList,
+} from './subject-alt-name-builder.js';
+export type { SanList, HostKind } from './subject-alt-name-builder.js';

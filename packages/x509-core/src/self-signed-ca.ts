@@ -5,18 +5,10 @@
  * (Go omits it when issuer and subject are the same). Serial, validity, name and signature algorithm
  * are the caller's: a development CA, an HSM CA and a test CA choose them differently.
  */
+import { encodeTbsCertificate } from './certificate-builder.js';
 import { computeSubjectKeyId } from './certificate-facts.js';
 import { DerReader } from './der-reader.js';
-import {
-  derBoolean,
-  derExplicit,
-  derInteger,
-  derNamedBitString,
-  derOctetString,
-  derOid,
-  derSequence,
-  derTime,
-} from './der-writer.js';
+import { derBoolean, derInteger, derNamedBitString, derOctetString, derOid, derSequence } from './der-writer.js';
 import { readPublicKeyInfo } from './public-key-info.js';
 
 /** Input of {@link buildSelfSignedCaTbs}. */
@@ -52,19 +44,18 @@ export function buildSelfSignedCaTbs(options: SelfSignedCaTbsOptions): Uint8Arra
   const publicKey = readPublicKeyInfo(options.spki, reader.expect(0x30, 'SubjectPublicKeyInfo'), reader);
   const basicConstraints =
     options.pathLength === undefined ? derSequence(derBoolean(true)) : derSequence(derBoolean(true), derInteger(options.pathLength));
-  const extensions = derSequence(
-    derExtension('2.5.29.15', true, derNamedBitString(CA_KEY_USAGE)),
-    derExtension('2.5.29.19', true, basicConstraints),
-    derExtension('2.5.29.14', false, derOctetString(computeSubjectKeyId(publicKey))),
-  );
-  return derSequence(
-    derExplicit(0, derInteger(2)),
-    derInteger(options.serial),
-    options.signatureAlgorithm,
-    options.name,
-    derSequence(derTime(options.notBefore), derTime(options.notAfter)),
-    options.name,
-    options.spki,
-    derExplicit(3, extensions),
-  );
+  return encodeTbsCertificate({
+    serial: options.serial,
+    signatureAlgorithm: options.signatureAlgorithm,
+    issuer: options.name,
+    notBefore: options.notBefore,
+    notAfter: options.notAfter,
+    subject: options.name,
+    spki: options.spki,
+    extensions: [
+      derExtension('2.5.29.15', true, derNamedBitString(CA_KEY_USAGE)),
+      derExtension('2.5.29.19', true, basicConstraints),
+      derExtension('2.5.29.14', false, derOctetString(computeSubjectKeyId(publicKey))),
+    ],
+  });
 }

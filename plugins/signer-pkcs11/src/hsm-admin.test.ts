@@ -212,7 +212,7 @@ describe('createCertificateSigningRequest', () => {
     const text = csrText(result.csrPem);
     expect(text).toContain('Subject: C = GB, L = London, O = certsmith, CN = intermediate');
     expect(text).toContain('Signature Algorithm: ecdsa-with-SHA256');
-    expect(text).toMatch(/DNS:ca\.example\.com, IP Address:192\.0\.2\.7, IP Address:2001:DB8:0:0:0:0:0:1, email:pki@example\.com, URI:spiffe:\/\/example\.org\/ca/);
+    expect(text).toMatch(/DNS:ca\.example\.com, email:pki@example\.com, IP Address:192\.0\.2\.7, IP Address:2001:DB8:0:0:0:0:0:1, URI:spiffe:\/\/example\.org\/ca/);
     expect(text).toMatch(/X509v3 Basic Constraints: critical\n\s+CA:TRUE, pathlen:0/);
   });
 });

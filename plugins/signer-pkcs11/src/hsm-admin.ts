@@ -16,22 +16,36 @@ import pkcs11js from 'pkcs11js';
 
 import type { SignRequestSubject, SignatureAlgorithm, SignerContext } from '@certsmith/signer-api';
 import { createSignerContext } from '@certsmith/signer-api';
-import { CertsmithError, DerReader, ErrorCode, derOid, encodePem, formatDistinguishedName, isCodedError, parseCertificate, readOid } from '@certsmith/x509-core';
-
 import {
-  DEFAULT_CA_EXPIRY_MS,
-  assembleSigned,
-  buildCertificationRequestInfo,
+  CertsmithError,
+  DerReader,
+  ErrorCode,
   buildSelfSignedCaTbs,
-  encodeSubjectName,
-  subjectKeyIdentifier,
-} from './certificate-builder.js';
+  computeSubjectKeyId,
+  derBoolean,
+  derInteger,
+  derOid,
+  derSequence,
+  encodeCertificationRequestInfo,
+  encodePem,
+  encodeSigned,
+  encodeSubject,
+  encodeSubjectAltNames,
+  formatDistinguishedName,
+  isCodedError,
+  parseCertificate,
+  readOid,
+  sansFromHosts,
+  signatureAlgorithmIdentifier,
+  subjectFromNames,
+} from '@certsmith/x509-core';
+
 import { algorithmsForKey } from './mechanisms.js';
 import { acquireModule } from './module-registry.js';
 import type { ModuleLease } from './module-registry.js';
 import { checkKeySelector, checkTokenSelector, resolvePin } from './options.js';
 import { PLUGIN_NAME, TokenLookupError, ckrName, optionError, reasonSuffix } from './pkcs11-errors.js';
-import { CURVE_OIDS, bytesAttribute, ecPublicKeyAttributes, ecSpki, readKeySpki, rsaSpki } from './public-key.js';
+import { CURVE_OIDS, bytesAttribute, ecPublicKeyAttributes, ecSpki, publicKeyInfoFromSpki, readKeySpki, rsaSpki } from './public-key.js';
 import { describeKey, describeToken, findObjects, findPrivateKey, findTokenSlot, login, openSession, parseKeyId, slotNumber, tokenMechanisms } from './token-selector.js';
 import type { KeySelector, TokenSelector } from './token-selector.js';
 import { signOnToken } from './token-signing.js';
@@ -428,8 +442,35 @@ async function generateKeyPairOnToken(options: GenerateKeyPairOptions): Promise<
       algorithm,
       size: options.size,
       publicKeyPem: encodePem('PUBLIC KEY', spki),
-      subjectKeyId: Buffer.from(subjectKeyIdentifier(spki)).toString('hex'),
+      subjectKeyId: Buffer.from(computeSubjectKeyId(publicKeyInfoFromSpki(spki))).toString('hex'),
     };
+  });
+}
+
+/** CFSSL's `ca.expiry` default for `initca`: 5 years as 43800 hours. */
+export const DEFAULT_CA_EXPIRY_MS = 43_800 * 3_600_000;
+
+/** A request subject (`CN` plus `names: [{C, ST, L, O, OU, E}]`) as the DER Name CFSSL/Go write. */
+function subjectName(subject: SignRequestSubject): Uint8Array {
+  return encodeSubject(subjectFromNames(subject.CN, subject.names, subject.SerialNumber));
+}
+
+/**
+ * TBSCertificate of a self-signed CA as CFSSL `initca` issues it (x509-core's builder): a random
+ * 159-bit serial and notBefore = now rounded to the minute minus 5 minutes (CFSSL's backdating).
+ */
+function selfSignedCaTbs(subject: SignRequestSubject, spki: Uint8Array, algorithm: SignatureAlgorithm, now: Date, validityMs: number, pathLength: number | undefined): Uint8Array {
+  const serial = randomBytes(20);
+  serial[0] = (serial[0] as number) & 0x7f;
+  const notBefore = new Date(Math.round(now.getTime() / 60_000) * 60_000 - 5 * 60_000);
+  return buildSelfSignedCaTbs({
+    name: subjectName(subject),
+    spki,
+    signatureAlgorithm: signatureAlgorithmIdentifier(algorithm),
+    serial,
+    notBefore,
+    notAfter: new Date(notBefore.getTime() + validityMs),
+    pathLength,
   });
 }
 
@@ -499,16 +540,9 @@ async function selfSignOnToken(options: SelfSignedCaOptions): Promise<SelfSigned
         fail('storeOnToken', `token ${token.description} already holds a certificate labelled "${signer.label}"; delete it first or do not store the new one`);
       }
     }
-    const tbs = buildSelfSignedCaTbs({
-      subject,
-      spki: signer.spki,
-      algorithm: signer.algorithm,
-      now: options.now ?? new Date(),
-      validityMs,
-      ...(options.pathLength === undefined ? {} : { pathLength: options.pathLength }),
-    });
+    const tbs = selfSignedCaTbs(subject, signer.spki, signer.algorithm, options.now ?? new Date(), validityMs, options.pathLength);
     const signature = await signOnToken(token.lease, token.session, signer.key, signer.algorithm, tbs);
-    const der = assembleSigned(tbs, signer.algorithm, signature);
+    const der = encodeSigned(tbs, signatureAlgorithmIdentifier(signer.algorithm), signature);
     // Check our own work before storing it: a certificate that does not verify must not become the CA.
     const x509 = new X509Certificate(der);
     if (!x509.verify(x509.publicKey)) throw new CertsmithError(ErrorCode.CertificateVerifyFailed, `${ADMIN_PREFIX} the token's signature on the new CA certificate does not verify`);
@@ -520,7 +554,7 @@ async function selfSignOnToken(options: SelfSignedCaOptions): Promise<SelfSigned
         private: false,
         label: signer.label,
         id: signer.id,
-        subject: Buffer.from(encodeSubjectName(subject)),
+        subject: Buffer.from(subjectName(subject)),
         value: Buffer.from(der),
       });
     }
@@ -542,15 +576,18 @@ async function requestOnToken(options: CertificateSigningRequestOptions): Promis
   checkPathLength(options.pathLength);
   return withToken(options, false, async (token) => {
     const signer = signingKey(token, keySelector, options.signatureAlgorithm);
-    const info = buildCertificationRequestInfo({
-      subject,
+    const hosts = options.hosts ?? [];
+    // As CFSSL's `genkey -initca`: the hosts as SANs (classified and grouped as CFSSL does), then
+    // basicConstraints CA:TRUE (critical) with the path length when asked for a CA.
+    const basicConstraints = options.pathLength === undefined ? derSequence(derBoolean(true)) : derSequence(derBoolean(true), derInteger(options.pathLength));
+    const info = encodeCertificationRequestInfo({
+      subject: subjectName(subject),
       spki: signer.spki,
-      hosts: options.hosts ?? [],
-      isCa: options.isCa ?? true,
-      ...(options.pathLength === undefined ? {} : { pathLength: options.pathLength }),
+      subjectAltNames: hosts.length > 0 ? encodeSubjectAltNames(sansFromHosts(hosts)) : null,
+      extensions: (options.isCa ?? true) ? [{ oid: '2.5.29.19', critical: true, value: basicConstraints }] : [],
     });
     const signature = await signOnToken(token.lease, token.session, signer.key, signer.algorithm, info);
-    const der = assembleSigned(info, signer.algorithm, signature);
+    const der = encodeSigned(info, signatureAlgorithmIdentifier(signer.algorithm), signature);
     return { csrPem: encodePem('CERTIFICATE REQUEST', der), csrDer: der };
   });
 }

@@ -9,16 +9,13 @@
 import { createPublicKey } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import {
-  algorithmIdentifier,
   chooseSignatureAlgorithm,
   decodeCertificateRequest,
-  encodeSubject,
   generateKey,
   generateKeyAndCsr,
   parseSigningPolicy,
   resolveKeySpec,
   signCertificateRequest,
-  subjectFromAttributes,
 } from '@certsmith/issuer';
 import type { CertificateRequest, GeneratedKey, KeySpec } from '@certsmith/issuer';
 import { algorithmsForKeyObject, signWithKeyObject } from '@certsmith/signer-api';
@@ -27,15 +24,17 @@ import {
   BadRequestError,
   CertsmithError,
   ErrorCode,
-  derBitString,
   derBoolean,
-  derExplicit,
   derInteger,
   derSequence,
-  derTime,
+  encodeSigned,
+  encodeSubject,
+  encodeTbsCertificate,
   parseCertificate,
   parseCertificateRequest,
   parsePrivateKey,
+  signatureAlgorithmIdentifier,
+  subjectFromAttributes,
 } from '@certsmith/x509-core';
 import type { Reporter } from './common.js';
 
@@ -205,18 +204,19 @@ export async function initCa(body: unknown, options: { existingKeyPem?: string; 
   const subjectDer = encodeSubject(subjectFromAttributes(csr.subject.rdns.flat()));
   const algorithm = chooseSignatureAlgorithm(csr.publicKey, algorithmsForKeyObject(key));
   if (algorithm === null) throw new CertsmithError(ErrorCode.PrivateKeyUnsupportedAlgorithm);
-  const algorithmId = algorithmIdentifier(algorithm);
+  const algorithmId = signatureAlgorithmIdentifier(algorithm);
   const now = new Date();
-  const tbs = derSequence(
-    derExplicit(0, derInteger(2)),
-    derInteger(1),
-    algorithmId,
-    subjectDer,
-    derSequence(derTime(now), derTime(new Date(now.getTime() + 3_600_000))),
-    subjectDer,
-    csr.publicKey.spki,
-  );
-  const bootstrap = parseCertificate(derSequence(tbs, algorithmId, derBitString(await signWithKeyObject(key, tbs, algorithm))));
+  const tbs = encodeTbsCertificate({
+    serial: 1n,
+    signatureAlgorithm: algorithmId,
+    issuer: subjectDer,
+    notBefore: now,
+    notAfter: new Date(now.getTime() + 3_600_000),
+    subject: subjectDer,
+    spki: csr.publicKey.spki,
+    extensions: [],
+  });
+  const bootstrap = parseCertificate(encodeSigned(tbs, algorithmId, await signWithKeyObject(key, tbs, algorithm)));
   const signer = createLocalSigner(bootstrap, key);
   try {
     const issued = await signCertificateRequest({ certificate_request: generated.csrPem, hosts: request.hosts ?? null }, signer, policy);

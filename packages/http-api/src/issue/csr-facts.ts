@@ -5,8 +5,8 @@
  * parse (behaviour doc 3.1 step 6, 3.7), so certificates are identical either way.
  */
 import type { CsrFacts } from '@certsmith/issuer';
-import { sanListFromParsed } from '@certsmith/issuer';
 import type { CertificateRequest } from '@certsmith/x509-core';
+import { sanListFromParsed } from '@certsmith/x509-core';
 
 /** The issuer's {@link CsrFacts} of a parsed CSR; structured-clone safe. */
 export function csrFactsOf(csr: CertificateRequest): CsrFacts {

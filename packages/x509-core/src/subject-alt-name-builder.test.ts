@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { classifyHost, encodeSubjectAltNames, parseIpAddress, parseMailAddress, parseRequestUri, sansFromHosts } from './hosts.js';
+import { classifyHost, encodeSubjectAltNames, parseIpAddress, parseMailAddress, parseRequestUri, sansFromHosts } from './subject-alt-name-builder.js';
 
 const kind = (host: string): string => {
   const classified = classifyHost(host);

@@ -1,14 +1,13 @@
 import { describe, expect, it } from 'vitest';
 
-import { parseDistinguishedName } from '@certsmith/x509-core';
-
-import { encodeSubject, subjectAttributeList, subjectFromAttributes, subjectFromRequest } from './subject.js';
+import { parseDistinguishedName } from './distinguished-name.js';
+import { encodeSubject, subjectAttributeList, subjectFromAttributes, subjectFromNames } from './name-builder.js';
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
 
 describe('encodeSubject', () => {
   it('orders RDNs C, ST, L, O, OU, CN, serialNumber then extras when names are mixed', () => {
-    const subject = subjectFromRequest('mn', [{ C: 'US', O: 'A', OU: 'u1' }, { C: 'GB', O: 'B', OU: 'u2', L: 'London', E: 'x@y.z' }], 'SN123');
+    const subject = subjectFromNames('mn', [{ C: 'US', O: 'A', OU: 'u1' }, { C: 'GB', O: 'B', OU: 'u2', L: 'London', E: 'x@y.z' }], 'SN123');
     const rdns = parseDistinguishedName(encodeSubject(subject)).rdns;
     expect(rdns.map((rdn) => rdn.map((a) => `${a.oid}=${a.value}`).join('+'))).toEqual([
       '2.5.4.6=GB+2.5.4.6=US',
@@ -22,25 +21,25 @@ describe('encodeSubject', () => {
   });
 
   it('sorts a multi-valued RDN by DER when values of one type repeat', () => {
-    const der = encodeSubject(subjectFromRequest('', [{ C: 'US' }, { C: 'GB' }], ''));
+    const der = encodeSubject(subjectFromNames('', [{ C: 'US' }, { C: 'GB' }], ''));
     // SET { SEQ{C, "GB"}, SEQ{C, "US"} }: GB sorts first.
     expect(hex(der)).toBe('30183116300906035504061302474230090603550406130255' + '53');
     expect(parseDistinguishedName(der).rdns[0]!.map((a) => a.value)).toEqual(['GB', 'US']);
   });
 
   it('uses PrintableString when printable and UTF8String otherwise', () => {
-    const der = encodeSubject(subjectFromRequest('a*b', [{ O: 'Plain Org' }], ''));
+    const der = encodeSubject(subjectFromNames('a*b', [{ O: 'Plain Org' }], ''));
     const text = hex(der);
     expect(text).toContain('13' + '09' + Buffer.from('Plain Org').toString('hex'));
     expect(text).toContain('0c' + '03' + Buffer.from('a*b').toString('hex'));
   });
 
   it('encodes an empty Name when there is no subject', () => {
-    expect(hex(encodeSubject(subjectFromRequest('', null, '')))).toBe('3000');
+    expect(hex(encodeSubject(subjectFromNames('', null, '')))).toBe('3000');
   });
 
   it('skips empty strings and ignores SerialNumber inside names when given', () => {
-    const subject = subjectFromRequest('x', [{ C: '', O: 'Org', SerialNumber: 'ignored' }], '');
+    const subject = subjectFromNames('x', [{ C: '', O: 'Org', SerialNumber: 'ignored' }], '');
     expect(subjectAttributeList(subject)).toEqual([
       { oid: '2.5.4.10', value: 'Org' },
       { oid: '2.5.4.3', value: 'x' },
@@ -48,7 +47,7 @@ describe('encodeSubject', () => {
   });
 
   it('drops the standard attribute when an OID entry overrides its type', () => {
-    const subject = subjectFromRequest('x', [{ C: 'US', OID: { '2.5.4.6': 'DE' } }], '');
+    const subject = subjectFromNames('x', [{ C: 'US', OID: { '2.5.4.6': 'DE' } }], '');
     expect(subjectAttributeList(subject)).toEqual([
       { oid: '2.5.4.3', value: 'x' },
       { oid: '2.5.4.6', value: 'DE' },
@@ -56,9 +55,9 @@ describe('encodeSubject', () => {
   });
 });
 
-describe('subjectFromRequest', () => {
+describe('subjectFromNames', () => {
   it('throws 9300 invalid OID part when an OID key is not numeric', () => {
-    expect(() => subjectFromRequest('x', [{ OID: { abc: 'v' } }], '')).toThrow(expect.objectContaining({ code: 9300, message: 'invalid OID part abc' }) as Error);
+    expect(() => subjectFromNames('x', [{ OID: { abc: 'v' } }], '')).toThrow(expect.objectContaining({ code: 9300, message: 'invalid OID part abc' }) as Error);
   });
 });
 

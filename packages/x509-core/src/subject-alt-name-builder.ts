@@ -9,10 +9,12 @@
  * The Go parsers are ported as far as classification needs; known approximations: RFC 2047
  * encoded words in display names are not decoded, mail groups (`g: a@b;`) are not recognised,
  * and URIs are kept verbatim except for the scheme, which Go lower-cases.
+ *
+ * The issuer (request hosts, sign-request `hosts` overrides) and HSM administration (the hosts of
+ * a CA's CSR) classify and encode hosts with this, so both agree with CFSSL.
  */
-import { derImplicit, derSequence } from '@certsmith/x509-core';
-
-import { CsrRequestError } from './errors.js';
+import { derImplicit, derSequence } from './der-writer.js';
+import { CsrBadRequestError } from './errors.js';
 
 /** Subject alternative names to encode, grouped as Go groups them. */
 export interface SanList {
@@ -388,7 +390,7 @@ const encoder = new TextEncoder();
 function ia5(name: string): Uint8Array {
   // Go refuses to marshal non-ASCII names: `x509: "<name>" cannot be encoded as an IA5String`.
   for (let i = 0; i < name.length; i++) {
-    if (name.charCodeAt(i) > 0x7f) throw new CsrRequestError(`x509: ${JSON.stringify(name)} cannot be encoded as an IA5String`);
+    if (name.charCodeAt(i) > 0x7f) throw new CsrBadRequestError(`x509: ${JSON.stringify(name)} cannot be encoded as an IA5String`);
   }
   return encoder.encode(name);
 }
@@ -401,4 +403,17 @@ export function encodeSubjectAltNames(sans: SanList): Uint8Array {
   for (const ip of sans.ip) names.push(derImplicit(7, ip, false));
   for (const uri of sans.uri) names.push(derImplicit(6, ia5(uri), false));
   return derSequence(...names);
+}
+
+/**
+ * A {@link SanList} from parsed SubjectAltNames (x509-core's `SubjectAltNames`, IP addresses as
+ * text): what a CSR's SANs give when its certificate is built. Unparsable IP texts are dropped.
+ */
+export function sanListFromParsed(sans: { dns: readonly string[]; email: readonly string[]; ip: readonly string[]; uri: readonly string[] }): SanList {
+  const ip: Uint8Array[] = [];
+  for (const text of sans.ip) {
+    const bytes = parseIpAddress(text);
+    if (bytes) ip.push(bytes);
+  }
+  return { dns: [...sans.dns], email: [...sans.email], ip, uri: [...sans.uri] };
 }

@@ -1,17 +1,37 @@
 /**
- * Subject names built the way CFSSL/Go build them (behaviour doc 3.4; Go `pkix.Name.ToRDNSequence`):
+ * X.509 Names built the way CFSSL/Go build them (behaviour doc 3.4; Go `pkix.Name.ToRDNSequence`):
  * values of each standard type are collected across all `names` entries in input order and encoded
  * as one multi-valued RDN per type (AVAs sorted by DER, `C=GB+C=US`), in the fixed order C, ST, L,
  * street, postalCode, O, OU, CN, serialNumber, followed by every extra attribute (OID map entries,
  * then E, per names entry) as its own RDN. A standard type that also appears among the extras is
  * dropped in favour of the extra, as Go does. Strings are PrintableString when possible, else
  * UTF8String.
+ *
+ * The issuer encodes request and certificate subjects with this; HSM administration encodes the
+ * subject of the CA certificate and CSR it makes on a token with it, so both agree byte for byte.
  */
-import type { SubjectName } from '@certsmith/signer-api';
-import type { NameAttribute } from '@certsmith/x509-core';
-import { Oid, derDirectoryString, derOid, derSequence, derSetOf } from '@certsmith/x509-core';
+import type { NameAttribute } from './certificate-model.js';
+import { derDirectoryString, derOid, derSequence, derSetOf } from './der-writer.js';
+import { CsrBadRequestError } from './errors.js';
+import { Oid } from './oids.js';
 
-import { CsrRequestError } from './errors.js';
+/**
+ * One entry of a CFSSL request's `names` (cfssl `csr.Name`): every member optional, empty strings
+ * are skipped. Structurally the same as the signer contract's `SubjectName`.
+ */
+export interface NameEntry {
+  C?: string | undefined;
+  ST?: string | undefined;
+  L?: string | undefined;
+  O?: string | undefined;
+  OU?: string | undefined;
+  /** emailAddress (1.2.840.113549.1.9.1), appended after the standard attributes. */
+  E?: string | undefined;
+  /** Accepted and ignored, as CFSSL does (the subject's serialNumber is a request-level field). */
+  SerialNumber?: string | undefined;
+  /** Extra attributes by dotted OID, appended in order. */
+  OID?: Record<string, string> | undefined;
+}
 
 /** A subject in Go's `pkix.Name` shape: standard lists plus extra attributes in order. */
 export interface SubjectAttributes {
@@ -67,16 +87,17 @@ function appendIf(value: string | undefined, list: string[]): void {
  */
 export function parseOidString(text: string): string {
   for (const part of text.split('.')) {
-    if (!/^[+-]?\d+$/.test(part)) throw new CsrRequestError(`invalid OID part ${part}`);
+    if (!/^[+-]?\d+$/.test(part)) throw new CsrBadRequestError(`invalid OID part ${part}`);
   }
   return text;
 }
 
 /**
- * Build the subject of a certificate request (`csr.CertificateRequest.Name`): `names` merged in
- * order, `SerialNumber` in a names entry ignored, `OID` entries then `E` appended as extras per entry.
+ * Build the subject of a CFSSL certificate request (`csr.CertificateRequest.Name`): `names` merged
+ * in order, `SerialNumber` in a names entry ignored, `OID` entries then `E` appended as extras per
+ * entry. A non-numeric OID part → 9300 `invalid OID part <part>`.
  */
-export function subjectFromRequest(commonName: string | undefined, names: readonly SubjectName[] | null | undefined, serialNumber: string | undefined): SubjectAttributes {
+export function subjectFromNames(commonName: string | undefined, names: readonly NameEntry[] | null | undefined, serialNumber: string | undefined): SubjectAttributes {
   const subject = emptySubject();
   subject.commonName = commonName ?? '';
   for (const name of names ?? []) {
@@ -177,7 +198,7 @@ function encodeAttributeType(oid: string): Uint8Array {
     return derOid(oid);
   } catch (cause) {
     // Go fails to marshal such an OID; report it as the request's fault (9300), not a crash.
-    throw new CsrRequestError(`invalid OID ${oid}`, { cause });
+    throw new CsrBadRequestError(`invalid OID ${oid}`, { cause });
   }
 }
 
