@@ -6,7 +6,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bundleContextConfig } from '@certsmith/http-api';
+import { bundleContextConfig } from '@certsmith/bundler';
 import type { BundleTaskInput, OperationContext } from '@certsmith/http-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOperations, issueBundlerConfig } from './operations.js';

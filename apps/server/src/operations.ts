@@ -13,8 +13,8 @@
  * `--require-auth newcert,sign` makes those answer every request 400 `authentication required`, so
  * the only issuing path left is `authsign` (HMAC token per profile).
  */
+import { bundleContextConfig } from '@certsmith/bundler';
 import {
-  bundleContextConfig,
   certinfoOperation,
   createAuthsignOperation,
   createBundleOperation,

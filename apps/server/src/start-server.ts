@@ -14,9 +14,6 @@ import {
   createLogger,
   createWorkerPool,
   listen,
-  bundleContextConfig,
-  bundleWarmUpTask,
-  warmUpBundleWorkers,
   createMetricsRoute,
   createMetricsServer,
   createOpenApiRoute,
@@ -27,6 +24,7 @@ import {
 } from '@certsmith/http-api';
 import type { AnyOperation, WorkerPool, ApiTlsConfig, Logger, RawRoute, ServerMetrics, SignerDirectory, TlsConfigField } from '@certsmith/http-api';
 import type { Server } from 'node:http';
+import { bundleContextConfig, bundleWarmUpTask, warmUpBundleWorkers } from '@certsmith/bundler';
 import { setFlagsFromString } from 'node:v8';
 import { ecdsaKeyBackend } from '@certsmith/issuer';
 import type { WorkerInit } from '@certsmith/worker-pool';

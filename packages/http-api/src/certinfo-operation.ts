@@ -6,9 +6,9 @@
  */
 import { BadRequestError } from '@certsmith/x509-core';
 import * as z from 'zod';
-import type { CertinfoResult } from './certinfo-result.js';
+import type { CertinfoResult } from '@certsmith/x509-core';
+import { certinfoTask } from '@certsmith/bundler';
 import { certinfoResultSchema } from './certinfo-result-schema.js';
-import { certinfoTask } from './certinfo-task.js';
 import { defineOperation } from './operation.js';
 
 /** A string-map value as CFSSL decodes it: a string, or `null` meaning `""`. */
@@ -25,7 +25,7 @@ export const certinfoRequestSchema = z.object({
   authority_key_id: cfsslString.optional(),
 });
 
-/** The certinfo operation; parsing runs on the worker pool ({@link certinfoTask}). */
+/** The certinfo operation; parsing runs on the worker pool (`@certsmith/bundler`'s {@link certinfoTask}). */
 export const certinfoOperation = defineOperation({
   name: 'certinfo',
   method: 'POST',

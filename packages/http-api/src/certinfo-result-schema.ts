@@ -3,7 +3,7 @@
  * at compile time.
  */
 import * as z from 'zod';
-import type { CertinfoName, CertinfoResult } from './certinfo-result.js';
+import type { CertinfoName, CertinfoResult } from '@certsmith/x509-core';
 import { schemaMatches } from './schema-types.js';
 import type { SameShape } from './schema-types.js';
 

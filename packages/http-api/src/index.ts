@@ -53,10 +53,6 @@ export type { ApiTlsConfig, MinTlsVersion, TlsConfigField } from './tls-options.
 export { clientCommonName, createClientCnGuard, INVALID_CN_MESSAGE } from './client-auth.js';
 export type { ClientCnGuard } from './client-auth.js';
 export { certinfoOperation, certinfoRequestSchema } from './certinfo-operation.js';
-export { certinfoTask } from './certinfo-task.js';
-export type { CertinfoTaskInput } from './certinfo-task.js';
-export { toCertinfoResult, toCertinfoName, formatKeyId, serialToDecimal } from './certinfo-result.js';
-export type { CertinfoName, CertinfoResult } from './certinfo-result.js';
 export { createOpenApiDocument } from './openapi.js';
 export type { OpenApiOptions } from './openapi.js';
 export {
@@ -105,44 +101,12 @@ export type {
   WorkerSignerSpec,
   WorkerSigning,
 } from './issue/index.js';
-export {
-  bundleCertificate,
-  SelfSignedCertificateError,
-  loadBundleContext,
-  bundleTask,
-  bundleJsonTask,
-  bundleWarmUpTask,
-  warmUpBundleWorkers,
-  createBundleOperation,
-  bundleRequestSchema,
-  bundleContextConfig,
-  toBundleInput,
-} from './bundle/index.js';
-export type {
-  BundleCertificateInput,
-  BundleDependencies,
-  BundleResult,
-  BundleStatus,
-  RemoteBundleOptions,
-  BundleContext,
-  BundleContextConfig,
-  BundleWarmUpOutcome,
-  BundleTaskInput,
-  BundleOperationOptions,
-  BundleRequest,
-} from './bundle/index.js';
+export { createBundleOperation, bundleRequestSchema, toBundleInput } from './bundle/index.js';
+export type { BundleOperationOptions, BundleRequest } from './bundle/index.js';
 export { createOpenApiRoute, OPENAPI_PATH } from './openapi-operation.js';
 export type { OpenApiRouteOptions } from './openapi-operation.js';
 export { createServerMetrics, createMetricsRoute, createMetricsServer, METRICS_PATH } from './metrics.js';
 export type { ServerMetrics, ServerMetricsOptions, WorkerPoolGaugeSource } from './metrics.js';
-export {
-  AIA_FAILURE_REASONS,
-  WORKER_METRICS_FLUSH_MS,
-  createWorkerMetricsChannelName,
-  listenForWorkerMetrics,
-  workerMetricsReporter,
-} from './worker-metrics.js';
-export type { AiaFetchCount, WorkerMetricsBatch, WorkerMetricsListener, WorkerMetricsReporter } from './worker-metrics.js';
 export { healthResultSchema } from './health-operation.js';
 export { certinfoResultSchema, certinfoNameSchema } from './certinfo-result-schema.js';
 export { bundleResultSchema, bundleStatusSchema } from './bundle/bundle-result-schema.js';

@@ -4,7 +4,7 @@
  * histograms fed by the app ({@link RequestObserver}), worker-pool gauges read on scrape, worker task
  * counters, signer call counters from a transparent wrapper around each signer, signer lifecycle
  * events the plugins report, and AIA fetch counters that the bundle workers post on this server's
- * channel (`worker-metrics.ts`).
+ * channel (`@certsmith/bundler`, `aia-fetch-metrics.ts`).
  *
  * Label values are bounded: endpoints are operation or route names (`unknown` for anything else),
  * methods a fixed list (`OTHER` beyond it), codes CFSSL's catalogue, signer labels and plugins come
@@ -23,7 +23,7 @@ import { ServiceUnavailableError } from './errors.js';
 import { createSignerDirectory } from './issue/signer-directory.js';
 import type { SignerDirectory } from './issue/signer-directory.js';
 import type { TaskRunner } from '@certsmith/worker-pool';
-import { createWorkerMetricsChannelName, listenForWorkerMetrics } from './worker-metrics.js';
+import { createAiaFetchMetricsChannelName, listenForAiaFetchMetrics } from '@certsmith/bundler';
 
 /** Path of the Prometheus endpoint, on the API port or on `--metrics-address`. */
 export const METRICS_PATH = '/metrics';
@@ -157,7 +157,7 @@ export function createServerMetrics(options: ServerMetricsOptions = {}): ServerM
     registers,
   });
 
-  // Counted in the workers, posted in batches on this server's own channel (worker-metrics.ts).
+  // Counted in the workers, posted in batches on this server's own channel (@certsmith/bundler).
   const aiaFetches = new Counter({
     name: 'certsmith_aia_fetches_total',
     help: 'HTTP fetches of AIA CA Issuers URLs made by bundling, by outcome (success, failure) and failure reason (empty on success; invalid_url, blocked, timeout, too_large, too_many_redirects, http_status, parse, network).',
@@ -169,8 +169,8 @@ export function createServerMetrics(options: ServerMetricsOptions = {}): ServerM
     help: "AIA lookups answered without a new request: from a worker's cache of successful fetches, or by a fetch of the same URL already in flight.",
     registers,
   });
-  const workerMetricsChannel = createWorkerMetricsChannelName();
-  const workerMetrics = listenForWorkerMetrics(workerMetricsChannel, (batch) => {
+  const workerMetricsChannel = createAiaFetchMetricsChannelName();
+  const workerMetrics = listenForAiaFetchMetrics(workerMetricsChannel, (batch) => {
     for (const { outcome, reason, count } of batch.aiaFetches) aiaFetches.inc({ outcome, reason }, count);
     if (batch.aiaCacheHits > 0) aiaCacheHits.inc(batch.aiaCacheHits);
   });

@@ -135,6 +135,8 @@ export {
   crlSupport,
   ocspServers,
 } from './certificate-facts.js';
+export { toCertinfoResult, toCertinfoName, formatKeyId, serialToDecimal } from './certinfo.js';
+export type { CertinfoName, CertinfoResult } from './certinfo.js';
 export { publicKeyObject, verifySignature, isSignatureAlgorithmSupported } from './verify-signature.js';
 export { buildSelfSignedCaTbs, derExtension } from './self-signed-ca.js';
 export type { SelfSignedCaTbsOptions } from './self-signed-ca.js';

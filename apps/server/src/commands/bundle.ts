@@ -1,15 +1,15 @@
 /**
  * `certsmith bundle`, as `cfssl bundle`: the bundle of a certificate file (`-cert`, with its
  * `-key`) or of the chain a TLS server presents (`-domain`, `-ip`), built in-process by the same use
- * case and trust loading as `POST /api/v1/cfssl/bundle` (`bundleContextConfig` +
- * `loadBundleContext` + `bundleCertificate`), so the JSON printed equals the endpoint's `result` for
- * the same input and trust flags.
+ * case and trust loading as `POST /api/v1/cfssl/bundle` (`@certsmith/bundler`: `bundleContextConfig`
+ * + `loadBundleContext` + `bundleCertificate`), so the JSON printed equals the endpoint's `result`
+ * for the same input and trust flags.
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { fetchPeerCertificates } from '@certsmith/chain-builder';
-import { bundleCertificate, bundleContextConfig, loadBundleContext } from '@certsmith/http-api';
-import type { BundleCertificateInput, BundleDependencies } from '@certsmith/http-api';
+import { bundleCertificate, bundleContextConfig, loadBundleContext } from '@certsmith/bundler';
+import type { BundleCertificateInput, BundleDependencies } from '@certsmith/bundler';
 import { ErrorCode, certificateToPem, parseCertificates } from '@certsmith/x509-core';
 import type { CommandIo, Verbosity } from './common.js';
 import { UsageError, acceptGoFlags, createReporter, goJson, readInput, resolveIo, runAction, withLogLevel } from './common.js';

@@ -2,13 +2,12 @@
  * `certsmith certinfo`, as `cfssl certinfo`: CFSSL's certinfo JSON (indented, as the cfssl CLI
  * prints it) of a certificate file (`-cert`, as `POST /api/v1/cfssl/certinfo`) or of the leaf
  * certificate a TLS server presents (`-domain host[:port]`, port 443 by default; as CFSSL, the
- * certificate is described whether or not it is trusted).
+ * certificate is described whether or not it is trusted). The use case is `@certsmith/bundler`'s.
  */
 import type { Command } from 'commander';
-import { fetchPeerCertificates } from '@certsmith/chain-builder';
-import { certinfoTask, toCertinfoResult } from '@certsmith/http-api';
-import type { CertinfoResult } from '@certsmith/http-api';
-import { CertificateParseError, CertsmithError, ErrorCode, parseCertificates } from '@certsmith/x509-core';
+import { describeCertificateBytes, describeServerCertificate } from '@certsmith/bundler';
+import { ErrorCode } from '@certsmith/x509-core';
+import type { CertinfoResult } from '@certsmith/x509-core';
 import type { CommandIo, Verbosity } from './common.js';
 import { UsageError, acceptGoFlags, createReporter, goJson, readInput, resolveIo, runAction, withLogLevel } from './common.js';
 
@@ -17,9 +16,6 @@ interface CertinfoFlags {
   domain?: string;
   loglevel?: Verbosity;
 }
-
-/** CFSSL's certinfo dial timeout. */
-const DIAL_TIMEOUT_MS = 10_000;
 
 const EXAMPLES = `
 Output: the certinfo JSON ({"subject","issuer","serial_number","sans","not_before","not_after",
@@ -31,15 +27,6 @@ Examples:
   certsmith certinfo -domain 127.0.0.1:8443
 
 Exit codes: 0 success, 1 usage error, 2 failure ({"code":N,"message":"…"} on stderr).`;
-
-/** certinfo of a certificate file: PEM exactly as the endpoint (one certificate), DER accepted too. */
-function describeFile(bytes: Buffer): CertinfoResult {
-  const text = bytes.toString('utf8');
-  if (text.includes('-----BEGIN')) return certinfoTask.run({ certificate: text }) as CertinfoResult;
-  const certificates = parseCertificates(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-  if (certificates.length > 1) throw new CertificateParseError('the PEM file should contain only one object');
-  return toCertinfoResult(certificates[0]!);
-}
 
 /** Register `certsmith certinfo`. */
 export function registerCertinfoCommand(program: Command, io: Partial<CommandIo> = {}): Command {
@@ -59,13 +46,11 @@ export function registerCertinfoCommand(program: Command, io: Partial<CommandIo>
       const reporter = createReporter(resolved, 'certinfo', flags.loglevel);
       let result: CertinfoResult;
       if (flags.cert !== undefined) {
-        result = describeFile(await readInput(flags.cert, resolved, '--cert', ErrorCode.CertificateReadFailed));
+        result = describeCertificateBytes(await readInput(flags.cert, resolved, '--cert', ErrorCode.CertificateReadFailed));
       } else if (flags.domain !== undefined) {
         reporter.progress(`connecting to ${flags.domain}…`);
-        const peer = await fetchPeerCertificates({ domain: flags.domain, timeoutMs: DIAL_TIMEOUT_MS });
-        const leaf = peer.certificates[0];
-        if (leaf === undefined) throw new CertsmithError(ErrorCode.DialFailed, 'received no server certificates');
-        result = toCertinfoResult(leaf);
+        // The operator named the host: dialled directly, as cfssl certinfo does (no SSRF guard).
+        result = await describeServerCertificate(flags.domain);
       } else {
         throw new UsageError('give --cert FILE or --domain HOST');
       }

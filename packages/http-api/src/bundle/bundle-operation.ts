@@ -7,15 +7,15 @@
  * is present wins (presence only; `""` counts), so certificate mode wins when both are sent. A value
  * of another JSON type is 400 naming the field (CFSSL: 500, code 0, Go's decoder text).
  *
- * The handler only checks the parameter sets; everything else runs in the {@link bundleJsonTask} worker.
+ * The handler only checks the parameter sets; everything else — the use case of `@certsmith/bundler`
+ * — runs in the {@link bundleJsonTask} worker.
  */
 import { BadRequestError } from '@certsmith/x509-core';
 import * as z from 'zod';
 import { defineOperation } from '../operation.js';
-import type { BundleCertificateInput } from './bundle-certificate.js';
-import type { BundleContextConfig } from './bundle-context.js';
+import { bundleContextConfig, bundleJsonTask } from '@certsmith/bundler';
+import type { BundleCertificateInput, BundleTrustOptions } from '@certsmith/bundler';
 import { bundleResultSchema } from './bundle-result-schema.js';
-import { bundleJsonTask } from './bundle-task.js';
 import { JsonText } from '../envelope.js';
 
 /** A string-map value as CFSSL decodes it: a string, or `null` meaning `""`. */
@@ -51,44 +51,8 @@ export const bundleRequestSchema = z.object({
 /** The request after validation. */
 export type BundleRequest = z.output<typeof bundleRequestSchema>;
 
-/** Trust data of the bundle endpoint: the server's `--ca-bundle`, `--int-bundle` and `--metadata`. */
-export interface BundleOperationOptions {
-  /** Trusted roots (`--ca-bundle`); absent = Node's root store. */
-  caBundleFile?: string | undefined;
-  /** Known intermediates (`--int-bundle`); absent = none (AIA finds them). */
-  intBundleFile?: string | undefined;
-  /** Platform metadata (`--metadata`); absent = see {@link bundleContextConfig}. */
-  metadataFile?: string | undefined;
-  /** AIA fetching bounds, or `false` to never fetch. Default: chain-builder's (5 s, 1 MiB, 3 redirects). */
-  aia?: BundleContextConfig['aia'];
-  /** Let AIA and `domain` fetches reach private, loopback and link-local addresses (`--allow-private-networks`). */
-  allowPrivateNetworks?: boolean | undefined;
-  /** Non-public ranges those fetches may reach anyway (config `allowCidrs`). */
-  allowCidrs?: readonly string[] | undefined;
-  /** Where workers post AIA fetch counts: the server's `ServerMetrics.workerMetricsChannel`. Absent = not counted. */
-  metricsChannel?: string | undefined;
-}
-
-/**
- * The plain-data context config for `options`, as the worker loads it. The embedded default is
- * used when neither roots nor metadata are configured: Node's root store as the root pool and ONE
- * platform (`System`: Node's roots plus the OS store) for ubiquity. With `--ca-bundle` but no
- * `--metadata` there are no platforms, as in `cfssl serve` (status: "Unable to measure bundle
- * ubiquity: No platform metadata present.").
- */
-export function bundleContextConfig(options: BundleOperationOptions): BundleContextConfig {
-  const config: BundleContextConfig = {};
-  if (options.caBundleFile !== undefined) config.caBundleFile = options.caBundleFile;
-  if (options.intBundleFile !== undefined) config.intBundleFile = options.intBundleFile;
-  if (options.metadataFile !== undefined) config.metadataFile = options.metadataFile;
-  else if (options.caBundleFile === undefined) config.embeddedPlatforms = true;
-  if (options.aia !== undefined) config.aia = options.aia;
-  if (options.allowPrivateNetworks || (options.allowCidrs?.length ?? 0) > 0) {
-    config.network = { allowPrivateNetworks: options.allowPrivateNetworks === true, allowCidrs: [...(options.allowCidrs ?? [])] };
-  }
-  if (options.metricsChannel !== undefined) config.metricsChannel = options.metricsChannel;
-  return config;
-}
+/** Trust data of the bundle endpoint: the server's `--ca-bundle`, `--int-bundle`, `--metadata`, … */
+export type BundleOperationOptions = BundleTrustOptions;
 
 /** The use-case input for a validated request (field names of `bundleCertificate`). */
 export function toBundleInput(request: BundleRequest): BundleCertificateInput {

@@ -5,7 +5,7 @@
 import * as z from 'zod';
 import { schemaMatches } from '../schema-types.js';
 import type { SameShape } from '../schema-types.js';
-import type { BundleResult, BundleStatus } from './bundle-certificate.js';
+import type { BundleResult, BundleStatus } from '@certsmith/bundler';
 
 /** `status` of a bundle (CFSSL `bundler.BundleStatus`, key order as CFSSL). */
 export const bundleStatusSchema = z.object({

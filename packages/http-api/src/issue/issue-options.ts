@@ -3,8 +3,8 @@
  */
 import { NO_BUNDLER_MESSAGE } from '@certsmith/issuer';
 import { ErrorCode } from '@certsmith/x509-core';
-import { bundleTask } from '../bundle/index.js';
-import type { BundleContextConfig, BundleResult } from '../bundle/index.js';
+import { bundleTask } from '@certsmith/bundler';
+import type { BundleContextConfig, BundleResult } from '@certsmith/bundler';
 import type { OperationContext } from '../operation.js';
 import type { SignerDirectory } from './signer-directory.js';
 

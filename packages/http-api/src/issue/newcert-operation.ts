@@ -15,9 +15,9 @@ import { NO_HOSTS_MESSAGE, computeSums, decodeNewCertificateRequest } from '@cer
 import type { Sums } from '@certsmith/issuer';
 import { ErrorCode } from '@certsmith/x509-core';
 import * as z from 'zod';
-import type { BundleResult } from '../bundle/index.js';
+import type { BundleResult } from '@certsmith/bundler';
 import { defineOperation } from '../operation.js';
-import { bundleTask } from '../bundle/index.js';
+import { bundleTask } from '@certsmith/bundler';
 import { bundleIssuedCertificate } from './issue-options.js';
 import { newcertResultSchema } from './issue-result-schemas.js';
 import type { IssueOperationOptions } from './issue-options.js';

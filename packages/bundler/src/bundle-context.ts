@@ -16,7 +16,7 @@ import {
 } from '@certsmith/chain-builder';
 import type { RemoteBundleOptions } from './bundle-certificate.js';
 import { defaultPlatforms, loadPlatforms, type Platform } from '@certsmith/ubiquity-rules';
-import { workerMetricsReporter } from '../worker-metrics.js';
+import { aiaFetchMetricsReporter } from './aia-fetch-metrics.js';
 
 /** Where the state comes from (CFSSL's `-ca-bundle`, `-int-bundle`, `-metadata`). */
 export interface BundleContextConfig {
@@ -87,7 +87,7 @@ async function load(config: BundleContextConfig): Promise<BundleContext> {
   // One guard for both kinds of request-driven fetch, so `domain` bundling cannot reach what AIA
   // chasing may not.
   const guard = createNetworkGuard(config.network ?? {});
-  const observer = config.metricsChannel === undefined ? undefined : workerMetricsReporter(config.metricsChannel).observeAiaFetch;
+  const observer = config.metricsChannel === undefined ? undefined : aiaFetchMetricsReporter(config.metricsChannel).observeAiaFetch;
   const aia = config.aia === false ? null : createAiaFetcher({ ...(config.aia ?? {}), fetchGuard: guard, ...(observer ? { observer } : {}) });
   const remote: RemoteBundleOptions = { fetchPeer: (options) => fetchPeerCertificates({ ...options, guard }) };
   return { pools: { roots, intermediates }, platforms, aia, remote };

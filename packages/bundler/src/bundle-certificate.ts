@@ -36,6 +36,7 @@ import {
   type Certificate,
   type ParsedPrivateKey,
 } from '@certsmith/x509-core';
+import { SelfSignedCertificateError } from './errors.js';
 
 /** What the client sent (all optional strings, as CFSSL's string map). */
 export interface BundleCertificateInput {
@@ -102,13 +103,6 @@ export interface BundleResult {
   signature: string;
   status: BundleStatus;
   subject: string;
-}
-
-/** The leaf is self-signed (or is itself a trusted root): CFSSL 1100. */
-export class SelfSignedCertificateError extends CertsmithError {
-  constructor() {
-    super(ErrorCode.CertificateSelfSigned);
-  }
 }
 
 const pemOf = (cert: Certificate): string => certificateToPem(cert.der).trim();

@@ -6,7 +6,7 @@
 import { defineTask } from '@certsmith/worker-pool';
 import { bundleCertificate } from './bundle-certificate.js';
 import type { BundleCertificateInput, BundleResult } from './bundle-certificate.js';
-import { workerMetricsReporter } from '../worker-metrics.js';
+import { aiaFetchMetricsReporter } from './aia-fetch-metrics.js';
 import { loadBundleContext } from './bundle-context.js';
 import type { BundleContextConfig } from './bundle-context.js';
 
@@ -50,7 +50,7 @@ async function bundleWithContext(input: BundleTaskInput): Promise<BundleResult> 
   try {
     return await bundleCertificate(input.request, context);
   } finally {
-    // Post this task's AIA counts now: an idle pool worker runs no timers (worker-metrics.ts).
-    if (input.context.metricsChannel !== undefined) workerMetricsReporter(input.context.metricsChannel).flush();
+    // Post this task's AIA counts now: an idle pool worker runs no timers (aia-fetch-metrics.ts).
+    if (input.context.metricsChannel !== undefined) aiaFetchMetricsReporter(input.context.metricsChannel).flush();
   }
 }

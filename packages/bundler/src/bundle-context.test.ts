@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** cfssl_trust data, used in place: the `shared/` folder beside the repository (CI), or /work/shared. */
-const TRUST = [process.env.CERTSMITH_TRUST_DIR, fileURLToPath(new URL('../../../../../shared/trust', import.meta.url)), '/work/shared/trust'].find(
+const TRUST = [process.env.CERTSMITH_TRUST_DIR, fileURLToPath(new URL('../../../../shared/trust', import.meta.url)), '/work/shared/trust'].find(
   (dir): dir is string => typeof dir === 'string' && existsSync(dir),
 ) as string;
 

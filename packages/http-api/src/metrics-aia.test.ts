@@ -1,22 +1,18 @@
 /**
- * Worker counters reaching a server's registry: the reporter/listener pair on one thread, the
- * validation of what arrives on a channel, per-server isolation, and the real path — the bundle
- * task on a worker-thread pool fetching AIA from a loopback server.
+ * AIA fetch counts made in workers reaching a server's registry: per-server isolation, and the real
+ * path — the bundle task on a worker-thread pool fetching AIA from a loopback server.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BroadcastChannel } from 'node:worker_threads';
 import { TestPki } from '@certsmith/test-pki';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BundleContextConfig } from './bundle/bundle-context.js';
-import { bundleTask } from './bundle/bundle-task.js';
+import { aiaFetchMetricsReporter, bundleTask, listenForAiaFetchMetrics } from '@certsmith/bundler';
+import type { AiaFetchMetricsBatch, BundleContextConfig } from '@certsmith/bundler';
 import { createServerMetrics } from './metrics.js';
 import type { ServerMetrics } from './metrics.js';
-import { createWorkerMetricsChannelName, listenForWorkerMetrics, workerMetricsReporter, WORKER_METRICS_FLUSH_MS } from './worker-metrics.js';
-import type { WorkerMetricsBatch } from './worker-metrics.js';
 import { createWorkerPool } from './worker-pool.js';
 import type { WorkerPool } from './worker-pool.js';
 
@@ -40,76 +36,13 @@ async function eventually<T>(read: () => Promise<T>, expected: T, timeoutMs = 5_
   return value;
 }
 
-describe('workerMetricsReporter and listenForWorkerMetrics', () => {
-  it('sends many observations as one batch per flush interval', async () => {
-    const name = createWorkerMetricsChannelName();
-    const batches: WorkerMetricsBatch[] = [];
-    const listener = listenForWorkerMetrics(name, (batch) => batches.push(batch));
-    try {
-      const reporter = workerMetricsReporter(name);
-      expect(workerMetricsReporter(name)).toBe(reporter);
-      for (let i = 0; i < 100; i++) reporter.observeAiaFetch({ outcome: 'cache_hit' });
-      for (let i = 0; i < 3; i++) reporter.observeAiaFetch({ outcome: 'fetched', durationMs: 5, certificates: 1 });
-      reporter.observeAiaFetch({ outcome: 'failed', reason: 'timeout', durationMs: 5_000 });
-      reporter.observeAiaFetch({ outcome: 'failed', reason: 'timeout', durationMs: 5_000 });
-      reporter.observeAiaFetch({ outcome: 'failed', reason: 'blocked', durationMs: 1 });
-      await new Promise((resolve) => setTimeout(resolve, WORKER_METRICS_FLUSH_MS * 3));
-      expect(batches).toEqual([
-        {
-          type: 'certsmith.worker-metrics.v1',
-          aiaCacheHits: 100,
-          aiaFetches: [
-            { outcome: 'success', reason: '', count: 3 },
-            { outcome: 'failure', reason: 'timeout', count: 2 },
-            { outcome: 'failure', reason: 'blocked', count: 1 },
-          ],
-        },
-      ]);
-      // Nothing pending, nothing sent.
-      reporter.flush();
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(batches).toHaveLength(1);
-    } finally {
-      listener.close();
-    }
-  });
-
-  it('drops malformed messages, unknown reasons and bad counts, so labels stay bounded', async () => {
-    const name = createWorkerMetricsChannelName();
-    const batches: WorkerMetricsBatch[] = [];
-    const listener = listenForWorkerMetrics(name, (batch) => batches.push(batch));
-    const sender = new BroadcastChannel(name);
-    try {
-      sender.postMessage('hello');
-      sender.postMessage({ type: 'something-else', aiaFetches: [], aiaCacheHits: 1 });
-      sender.postMessage({ type: 'certsmith.worker-metrics.v1', aiaFetches: [], aiaCacheHits: -1 });
-      sender.postMessage({
-        type: 'certsmith.worker-metrics.v1',
-        aiaCacheHits: 2,
-        aiaFetches: [
-          { outcome: 'failure', reason: 'http://internal.example/secret', count: 1 },
-          { outcome: 'success', reason: 'timeout', count: 1 },
-          { outcome: 'failure', reason: 'parse', count: 1.5 },
-          { outcome: 'failure', reason: 'parse', count: 4 },
-          null,
-        ],
-      });
-      await eventually(async () => batches.length, 1);
-      expect(batches).toEqual([{ type: 'certsmith.worker-metrics.v1', aiaCacheHits: 2, aiaFetches: [{ outcome: 'failure', reason: 'parse', count: 4 }] }]);
-    } finally {
-      sender.close();
-      listener.close();
-    }
-  });
-});
-
 describe('createServerMetrics worker counters', () => {
   it('counts only what arrives on its own channel, so servers in one process do not mix', async () => {
     const a = createServerMetrics({ defaultMetrics: false });
     const b = createServerMetrics({ defaultMetrics: false });
     try {
       expect(a.workerMetricsChannel).not.toBe(b.workerMetricsChannel);
-      const reporter = workerMetricsReporter(a.workerMetricsChannel);
+      const reporter = aiaFetchMetricsReporter(a.workerMetricsChannel);
       reporter.observeAiaFetch({ outcome: 'fetched', durationMs: 1, certificates: 1 });
       reporter.observeAiaFetch({ outcome: 'cache_hit' });
       reporter.flush();
@@ -127,7 +60,7 @@ describe('createServerMetrics worker counters', () => {
     const metrics = createServerMetrics({ defaultMetrics: false });
     metrics.close();
     metrics.close();
-    const reporter = workerMetricsReporter(metrics.workerMetricsChannel);
+    const reporter = aiaFetchMetricsReporter(metrics.workerMetricsChannel);
     reporter.observeAiaFetch({ outcome: 'cache_hit' });
     reporter.flush();
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -190,8 +123,8 @@ describe('AIA counters from bundle tasks on the worker-thread pool', () => {
 
   it('counts fetches, failures and cache hits made in the worker in the main-thread registry, one batch per task', async () => {
     // A second listener on the server's channel sees the batches themselves.
-    const batches: WorkerMetricsBatch[] = [];
-    const tap = listenForWorkerMetrics(metrics.workerMetricsChannel, (batch) => batches.push(batch));
+    const batches: AiaFetchMetricsBatch[] = [];
+    const tap = listenForAiaFetchMetrics(metrics.workerMetricsChannel, (batch) => batches.push(batch));
     const bundle = (caIssuers: string[], issuer = inter) =>
       pool.run(bundleTask, { context, request: { certificatePem: pki.leaf(`w${Math.random()}.example.com`, issuer, { key: 'ecdsa-p256', caIssuers }).pem } }).catch((error: unknown) => error);
     try {

@@ -1,8 +1,8 @@
 /**
- * Counters kept in worker threads and exported by the main thread. The AIA fetcher lives in each
- * worker's bundle context, but the server's prom-client registry lives on the main thread, so a
+ * AIA fetch counts, kept in worker threads and exported by the main thread. The AIA fetcher lives
+ * in each worker's bundle context, but the server's prom-client registry lives on the main thread, so a
  * worker counts locally and posts the increments, batched, on a `BroadcastChannel` named for its
- * server; the main thread adds them to its counters ({@link listenForWorkerMetrics}).
+ * server; the main thread adds them to its counters ({@link listenForAiaFetchMetrics}).
  *
  * Why a channel and not the task result: AIA fetches also happen in tasks that do not return
  * bundles (newcert/sign with `"bundle": true`), and a channel needs nothing from the pool. Why one
@@ -10,10 +10,10 @@
  * fetches. Both ends `unref()` their channel, so counting never keeps a process or a worker alive.
  *
  * Batching: increments accumulate and are posted together, never one message per fetch. The task
- * that counted calls {@link WorkerMetricsReporter.flush} when it ends (the bundle task does), so its
+ * that counted calls {@link AiaFetchMetricsReporter.flush} when it ends (the bundle task does), so its
  * counts are visible to the next scrape at once and do not depend on how the pool parks idle
  * workers (Piscina's `atomics: 'sync'` mode runs no timer between tasks; the server's pool uses
- * message-based dispatch, where timers do run). The timer ({@link WORKER_METRICS_FLUSH_MS}) bounds
+ * message-based dispatch, where timers do run). The timer ({@link AIA_FETCH_METRICS_FLUSH_MS}) bounds
  * the delay inside a long task. So a worker posts at most one batch per task that touched AIA, plus
  * one per interval of a long task.
  * Increments of a worker terminated mid-task (shutdown, a task timeout) are lost, which a counter
@@ -24,9 +24,9 @@ import { BroadcastChannel } from 'node:worker_threads';
 import type { AiaFetchFailureReason, AiaFetchObservation } from '@certsmith/chain-builder';
 
 /** Longest a worker keeps increments before posting them. */
-export const WORKER_METRICS_FLUSH_MS = 250;
+export const AIA_FETCH_METRICS_FLUSH_MS = 250;
 
-const MESSAGE_TYPE = 'certsmith.worker-metrics.v1';
+const MESSAGE_TYPE = 'certsmith.aia-fetch-metrics.v1';
 
 /** Values of the `reason` label of `certsmith_aia_fetches_total` (`''` on success). */
 export const AIA_FAILURE_REASONS = [
@@ -53,7 +53,7 @@ export interface AiaFetchCount {
 }
 
 /** What a worker posts: increments since its previous batch. Plain data (structured clone). */
-export interface WorkerMetricsBatch {
+export interface AiaFetchMetricsBatch {
   readonly type: typeof MESSAGE_TYPE;
   /** `certsmith_aia_fetches_total` increments. */
   readonly aiaFetches: readonly AiaFetchCount[];
@@ -62,25 +62,25 @@ export interface WorkerMetricsBatch {
 }
 
 /** A fresh channel name for one server (unique in the process). */
-export function createWorkerMetricsChannelName(): string {
-  return `certsmith.worker-metrics.${randomUUID()}`;
+export function createAiaFetchMetricsChannelName(): string {
+  return `certsmith.aia-fetch-metrics.${randomUUID()}`;
 }
 
 /** The worker side: counts observations and posts them in batches. */
-export interface WorkerMetricsReporter {
+export interface AiaFetchMetricsReporter {
   /** Count one AIA lookup; use as the fetcher's `observer`. */
   observeAiaFetch(observation: AiaFetchObservation): void;
   /** Post what is pending now (nothing when nothing is); call when a task that counted ends. */
   flush(): void;
 }
 
-const reporters = new Map<string, WorkerMetricsReporter>();
+const reporters = new Map<string, AiaFetchMetricsReporter>();
 
 /**
  * The reporter of this thread for `channelName`, made on first use and shared afterwards (one
  * batch stream per thread and server, whatever number of bundle contexts report on it).
  */
-export function workerMetricsReporter(channelName: string): WorkerMetricsReporter {
+export function aiaFetchMetricsReporter(channelName: string): AiaFetchMetricsReporter {
   let reporter = reporters.get(channelName);
   if (reporter === undefined) {
     reporter = createReporter(channelName);
@@ -89,7 +89,7 @@ export function workerMetricsReporter(channelName: string): WorkerMetricsReporte
   return reporter;
 }
 
-function createReporter(channelName: string): WorkerMetricsReporter {
+function createReporter(channelName: string): AiaFetchMetricsReporter {
   let channel: BroadcastChannel | null = null;
   let timer: NodeJS.Timeout | null = null;
   const fetches = new Map<string, { outcome: AiaFetchCount['outcome']; reason: AiaFetchCount['reason']; count: number }>();
@@ -99,7 +99,7 @@ function createReporter(channelName: string): WorkerMetricsReporter {
     if (timer !== null) clearTimeout(timer);
     timer = null;
     if (fetches.size === 0 && cacheHits === 0) return;
-    const batch: WorkerMetricsBatch = { type: MESSAGE_TYPE, aiaFetches: [...fetches.values()], aiaCacheHits: cacheHits };
+    const batch: AiaFetchMetricsBatch = { type: MESSAGE_TYPE, aiaFetches: [...fetches.values()], aiaCacheHits: cacheHits };
     fetches.clear();
     cacheHits = 0;
     if (channel === null) {
@@ -110,7 +110,7 @@ function createReporter(channelName: string): WorkerMetricsReporter {
   };
   const schedule = (): void => {
     if (timer !== null) return;
-    timer = setTimeout(flush, WORKER_METRICS_FLUSH_MS);
+    timer = setTimeout(flush, AIA_FETCH_METRICS_FLUSH_MS);
     timer.unref();
   };
 
@@ -132,7 +132,7 @@ function createReporter(channelName: string): WorkerMetricsReporter {
 }
 
 /** The main-thread side of one channel. */
-export interface WorkerMetricsListener {
+export interface AiaFetchMetricsListener {
   /** Stop listening (idempotent). */
   close(): void;
 }
@@ -142,7 +142,7 @@ export interface WorkerMetricsListener {
  * on the channel (a malformed message, an unknown reason, a non-positive count) is dropped, so a
  * label value can only come from the fixed lists.
  */
-export function listenForWorkerMetrics(channelName: string, onBatch: (batch: WorkerMetricsBatch) => void): WorkerMetricsListener {
+export function listenForAiaFetchMetrics(channelName: string, onBatch: (batch: AiaFetchMetricsBatch) => void): AiaFetchMetricsListener {
   const channel = new BroadcastChannel(channelName);
   channel.unref();
   // Node delivers a MessageEvent; its `data` is the structured clone of what a worker posted.
@@ -162,7 +162,7 @@ export function listenForWorkerMetrics(channelName: string, onBatch: (batch: Wor
 
 const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 
-function validBatch(data: unknown): WorkerMetricsBatch | null {
+function validBatch(data: unknown): AiaFetchMetricsBatch | null {
   if (typeof data !== 'object' || data === null) return null;
   const { type, aiaFetches, aiaCacheHits } = data as Record<string, unknown>;
   if (type !== MESSAGE_TYPE || !Array.isArray(aiaFetches) || !isCount(aiaCacheHits)) return null;

@@ -1,11 +1,12 @@
 /**
  * CFSSL's certinfo JSON (`certinfo/certinfo.go:Certificate`, `Name`, `ParseCertificate`) from a parsed
- * certificate. Field names, order and omissions follow Go's struct tags (`omitempty` on the name
- * fields, `sans` and `serial_number`; `authority_key_id`, `subject_key_id`, `sigalg` and the times
- * always present).
+ * certificate: the certinfo view of the same facts `certificate-facts.ts` gives the bundle JSON.
+ * Field names, order and omissions follow Go's struct tags (`omitempty` on the name fields, `sans`
+ * and `serial_number`; `authority_key_id`, `subject_key_id`, `sigalg` and the times always present).
  */
-import { certificateToPem } from '@certsmith/x509-core';
-import type { Certificate, DistinguishedName } from '@certsmith/x509-core';
+import type { Certificate, DistinguishedName } from './certificate-model.js';
+import { formatExpiry, signatureString } from './certificate-facts.js';
+import { certificateToPem } from './pem.js';
 
 /** A name as certinfo prints it (`certinfo.Name`). Repeated attributes are joined with `,`. */
 export interface CertinfoName {
@@ -28,7 +29,7 @@ export interface CertinfoResult {
   issuer: CertinfoName;
   /** Serial number in decimal (Go `big.Int.String`, negative serials keep their sign). */
   serial_number?: string;
-  /** DNS names, then IP addresses, then email addresses, then URIs. */
+  /** DNS names, then IP addresses (CFSSL lists no e-mail or URI SANs here). */
   sans?: string[];
   /** RFC 3339, UTC (Go `time.Time` JSON). */
   not_before: string;
@@ -71,15 +72,16 @@ export function toCertinfoName(name: DistinguishedName): CertinfoName {
 
 /** Build the certinfo result for `certificate`. */
 export function toCertinfoResult(certificate: Certificate): CertinfoResult {
+  // CFSSL: `cert.DNSNames` followed by `cert.IPAddresses`; e-mail and URI SANs are not listed.
   const sans = certificate.subjectAltNames;
-  const allSans = [...sans.dns, ...sans.ip, ...sans.email, ...sans.uri];
+  const allSans = [...sans.dns, ...sans.ip];
   const result: CertinfoResult = {
     subject: toCertinfoName(certificate.subject),
     issuer: toCertinfoName(certificate.issuer),
     serial_number: serialToDecimal(certificate.serialNumberHex),
-    not_before: toRfc3339(certificate.notBefore),
-    not_after: toRfc3339(certificate.notAfter),
-    sigalg: certificate.signatureAlgorithm.name,
+    not_before: formatExpiry(certificate.notBefore),
+    not_after: formatExpiry(certificate.notAfter),
+    sigalg: signatureString(certificate),
     authority_key_id: formatKeyId(certificate.authorityKeyId),
     subject_key_id: formatKeyId(certificate.subjectKeyId),
     pem: certificateToPem(certificate.der),
@@ -103,10 +105,4 @@ export function serialToDecimal(hex: string): string {
   // The top bit of the first content byte is the sign (X.690 8.3.3).
   if (Number.parseInt(hex.slice(0, 2), 16) >= 0x80) value -= 1n << BigInt(hex.length * 4);
   return value.toString(10);
-}
-
-/** Go's `time.Time` JSON form for whole-second UTC times: `2026-11-22T03:22:00Z`. */
-function toRfc3339(date: Date): string {
-  const iso = date.toISOString();
-  return iso.endsWith('.000Z') ? `${iso.slice(0, -5)}Z` : iso.replace(/0+Z$/, 'Z');
 }
