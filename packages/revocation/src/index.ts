@@ -25,7 +25,7 @@ export {
 export type { RevocationReasonName, RevocationReasonCode } from './revocation-reason.js';
 export { parseDecimalSerial, serialToBigInt, integerContent, integerValue, decimalSerial } from './serial-number.js';
 export type { SerialNumber } from './serial-number.js';
-export { signatureAlgorithmIdentifier, preferredRevocationAlgorithm, chooseRevocationAlgorithm } from './signature-algorithm.js';
+export { preferredRevocationAlgorithm, chooseRevocationAlgorithm } from './signature-algorithm.js';
 export { createRevocationSigner } from './revocation-signer.js';
 export type { RevocationSigner, RevocationSignerOptions } from './revocation-signer.js';
 export { buildCrl } from './crl-builder.js';

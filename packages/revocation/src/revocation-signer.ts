@@ -8,10 +8,10 @@
  */
 import type { SignatureAlgorithm, Signer } from '@certsmith/signer-api';
 import type { Certificate } from '@certsmith/x509-core';
-import { computeSubjectKeyId, isCodedError, parseCertificate, toHex } from '@certsmith/x509-core';
+import { computeSubjectKeyId, isCodedError, parseCertificate, signatureAlgorithmIdentifier, toHex } from '@certsmith/x509-core';
 
 import { RevocationSignerError } from './errors.js';
-import { chooseRevocationAlgorithm, signatureAlgorithmIdentifier } from './signature-algorithm.js';
+import { chooseRevocationAlgorithm } from './signature-algorithm.js';
 
 /** A signer ready to sign revocation data. */
 export interface RevocationSigner {
