@@ -30,8 +30,8 @@ export function integerContent(value: bigint): Uint8Array {
     let hex = value.toString(16);
     if (hex.length % 2) hex = `0${hex}`;
     // A set top bit would read as negative: prefix a zero octet (X.690 8.3).
-    if (parseInt(hex.slice(0, 2), 16) & 0x80) hex = `00${hex}`;
-    return Uint8Array.from(Buffer.from(hex, 'hex'));
+    else if (hex.charCodeAt(0) >= 0x38 /* '8' */) hex = `00${hex}`;
+    return Buffer.from(hex, 'hex');
   }
   let length = 1;
   while (-value > 1n << BigInt(8 * length - 1)) length++;
