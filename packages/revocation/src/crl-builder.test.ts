@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import type { KeySpec } from '@certsmith/test-pki';
 import { TestPki } from '@certsmith/test-pki';
-import { parseCertificate } from '@certsmith/x509-core';
+import { encodePem, parseCertificate } from '@certsmith/x509-core';
 
 import { buildCrl } from './crl-builder.js';
 import { RevocationReason } from './revocation-reason.js';
@@ -64,6 +64,24 @@ describe('buildCrl', () => {
     expect(text).toMatch(/Serial Number: 07\s+Revocation Date: [^\n]+\s+CRL entry extensions:\s+X509v3 CRL Reason Code:\s+Certificate Hold/);
     // Unspecified (explicit 0 or absent) writes no reason extension (RFC 5280 5.3.1).
     expect(text).toMatch(/Serial Number: FF\s+Revocation Date: [^\n]+\n\s+Serial Number: 01/);
+  });
+
+  it('makes openssl verify -crl_check reject a revoked certificate and accept the others', async () => {
+    const { ca, signer } = await caSigner('ecdsa-p256', 'crl_check');
+    const revoked = pki.leaf('revoked.crl-check.test', ca, { keyLabel: 'crl-check-revoked' });
+    const kept = pki.leaf('kept.crl-check.test', ca, { keyLabel: 'crl-check-kept' });
+    const crl = await buildCrl({
+      issuer: signer,
+      crlNumber: 1n,
+      nextUpdate: new Date(Date.now() + 3_600_000),
+      revoked: [{ serialNumber: BigInt(`0x${parseCertificate(revoked.der).serialNumberHex}`), revokedAt: new Date(), reason: 1 }],
+    });
+    const args = ['verify', '-crl_check', '-CAfile', files.file('check-ca.pem', ca.pem), '-CRLfile', files.file('check.crl.pem', encodePem('X509 CRL', crl.der))];
+    const rejected = openssl([...args, files.file('revoked.pem', revoked.pem)]);
+    expect(rejected.status).not.toBe(0);
+    expect(rejected.output).toContain('certificate revoked');
+    const accepted = openssl([...args, files.file('kept.pem', kept.pem)]);
+    expect(accepted.output).toContain('kept.pem: OK');
   });
 
   it('copies the issuer name byte for byte when the CA subject uses UTF8String', async () => {
