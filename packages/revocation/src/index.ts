@@ -59,6 +59,8 @@ export { createOcspIssuer, OcspIssuerDirectory } from './ocsp-issuer.js';
 export type { OcspIssuer } from './ocsp-issuer.js';
 export { OcspResponder, ifNoneMatchMatches } from './ocsp-responder.js';
 export type { OcspHttpRequest, OcspHttpResponse, OcspLookup, OcspResponseSource, OcspResponderOptions } from './ocsp-responder.js';
+export { createOcspRequestListener } from './ocsp-request-listener.js';
+export type { OcspRequestListenerOptions } from './ocsp-request-listener.js';
 export { createOcspFileSource, formatOcspResponseFile } from './ocsp-file-source.js';
 export type { OcspFileSource, OcspFileSourceOptions } from './ocsp-file-source.js';
 export type { CrlStore, OcspResponseStore, CertificateStatusRecord, OcspResponseRecord } from './store-ports.js';

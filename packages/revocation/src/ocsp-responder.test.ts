@@ -238,6 +238,22 @@ describe('OcspResponder over HTTP, queried by openssl ocsp -url', () => {
   });
 });
 
+describe('createOcspRequestListener', () => {
+  it('answers a body over the cap with malformedRequest without buffering it', async () => {
+    const server = await serveOnLoopback(responder(), { maxBodyBytes: 1024 });
+    try {
+      const big = await fetch(`${server.url}/`, { method: 'POST', body: new Uint8Array(64 * 1024) });
+      expect(big.status).toBe(400);
+      expect(Buffer.from(await big.arrayBuffer()).toString('hex')).toBe('30030a0101');
+      const normal = await fetch(`${server.url}/`, { method: 'POST', body: requestDer(['-cert', leafFile]) });
+      expect(normal.status).toBe(200);
+      expect(normal.headers.get('etag')).toMatch(/^"[0-9A-F]{64}"$/);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('ifNoneMatchMatches', () => {
   it('compares weakly', () => {
     expect(ifNoneMatchMatches('W/"A"', '"A"')).toBe(true);

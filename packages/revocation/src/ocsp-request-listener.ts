@@ -1,0 +1,48 @@
+/**
+ * A node:http request listener around an {@link OcspResponder}: what `certsmith ocspserve` listens
+ * with (Koa mounts the responder through its own middleware). Bodies are capped — an OCSP request is
+ * a few hundred bytes, and CFSSL's unbounded read lets a client make the responder buffer anything —
+ * and a request over the cap is answered malformedRequest without reading further.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+import { ocspErrorResponse } from './ocsp-response-builder.js';
+import type { OcspResponder } from './ocsp-responder.js';
+
+/** Options of {@link createOcspRequestListener}. */
+export interface OcspRequestListenerOptions {
+  /** Largest POST body read; default 64 KiB. */
+  maxBodyBytes?: number;
+}
+
+const MALFORMED = ocspErrorResponse('malformedRequest');
+
+/** A `(request, response)` listener for `http.createServer`. */
+export function createOcspRequestListener(responder: OcspResponder, options: OcspRequestListenerOptions = {}): (request: IncomingMessage, response: ServerResponse) => void {
+  const maxBodyBytes = options.maxBodyBytes ?? 64 * 1024;
+  return (request, response) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let refused = false;
+    request.on('data', (chunk: Buffer) => {
+      if (refused) return;
+      size += chunk.length;
+      if (size > maxBodyBytes) {
+        refused = true;
+        response.writeHead(400, { 'Content-Type': 'application/ocsp-response', 'Cache-Control': 'max-age=0, no-cache', Connection: 'close' });
+        response.end(MALFORMED);
+        request.resume();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on('end', () => {
+      if (refused) return;
+      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+      void responder.handle({ method: request.method ?? 'GET', path: request.url ?? '/', headers: request.headers, body }).then((answer) => {
+        response.writeHead(answer.status, answer.headers);
+        response.end(answer.body);
+      });
+    });
+  };
+}
