@@ -1,0 +1,95 @@
+/**
+ * The values CFSSL's local signer writes for a certificate it issued (`signer/local/local.go:Sign`,
+ * lifecycle spec §2.1), computed from the certificate with `@certsmith/x509-core`.
+ */
+import { certificateToPem, commonName, decodePemBlock, parseCertificate, toHex, CertificateDecodeError } from '@certsmith/x509-core';
+import type { Certificate } from '@certsmith/x509-core';
+import { goJsonMarshal } from './go-json.js';
+import type { CertificateRowInput, RecordCertificateInput } from './model.js';
+
+/** A `certificates` row ready to write; JSON columns as their text, times as `Date` (`null` = Go's zero time). */
+export interface CertificateRow {
+  serial: string;
+  authorityKeyId: string;
+  label: string;
+  status: string;
+  reason: number;
+  expiry: Date;
+  revokedAt: Date | null;
+  pem: string;
+  issuedAt: Date | null;
+  notBefore: Date | null;
+  metadataJson: string;
+  sansJson: string;
+  commonName: string | null;
+}
+
+/**
+ * A serial number as Go's `big.Int.String()` prints the certificate's serial: decimal, no leading
+ * zeros, `-` for the (invalid but parseable) negative ones.
+ */
+export function serialToDecimal(serialNumberHex: string): string {
+  if (serialNumberHex === '') return '0';
+  const unsigned = BigInt(`0x${serialNumberHex}`);
+  const negative = Number.parseInt(serialNumberHex.slice(0, 2), 16) >= 0x80;
+  return (negative ? unsigned - (1n << BigInt(serialNumberHex.length * 4)) : unsigned).toString();
+}
+
+/** CFSSL's AKI text: lower-case hex of the keyIdentifier, no separators; `''` when the certificate has none. */
+export function authorityKeyIdHex(certificate: Certificate): string {
+  return certificate.authorityKeyId === null ? '' : toHex(certificate.authorityKeyId);
+}
+
+/** certinfo's normalisation of an AKI given by a client (lifecycle spec §3.6): lower case, colons removed. */
+export function normaliseAuthorityKeyId(text: string): string {
+  return text.toLowerCase().replaceAll(':', '');
+}
+
+/** Parse the one certificate of a PEM block or DER. */
+export function parseRecordedCertificate(certificate: string | Uint8Array): Certificate {
+  if (typeof certificate !== 'string') return parseCertificate(certificate);
+  const match = decodePemBlock(certificate);
+  if (match === null) throw new CertificateDecodeError();
+  return parseCertificate(match.block.bytes);
+}
+
+/** The row the local signer writes for a certificate it issued (status `good`, reason 0, not revoked). */
+export function issuedCertificateRow(input: RecordCertificateInput, now: Date): CertificateRow {
+  const certificate = parseRecordedCertificate(input.certificate);
+  const dns = certificate.subjectAltNames.dns;
+  return {
+    serial: serialToDecimal(certificate.serialNumberHex),
+    authorityKeyId: authorityKeyIdHex(certificate),
+    label: input.label ?? '',
+    status: 'good',
+    reason: 0,
+    expiry: certificate.notAfter,
+    revokedAt: null,
+    pem: certificateToPem(certificate.der),
+    issuedAt: now,
+    notBefore: certificate.notBefore,
+    metadataJson: goJsonMarshal(input.metadata ?? null),
+    // Go marshals a nil slice as null (lifecycle spec §2.1: `null` when there are none).
+    sansJson: dns.length === 0 ? 'null' : goJsonMarshal(dns),
+    commonName: commonName(certificate.subject),
+  };
+}
+
+/** A certadd row as given: nothing canonicalised; absent JSON columns → `{}`, absent label → `''` (lifecycle spec §3.5). */
+export function givenCertificateRow(input: CertificateRowInput): CertificateRow {
+  return {
+    serial: input.serial,
+    authorityKeyId: input.authorityKeyId,
+    label: input.label ?? '',
+    status: input.status,
+    reason: input.reason ?? 0,
+    expiry: input.expiry,
+    revokedAt: input.revokedAt ?? null,
+    pem: input.pem,
+    issuedAt: input.issuedAt ?? null,
+    notBefore: input.notBefore ?? null,
+    metadataJson: input.metadata === undefined ? '{}' : goJsonMarshal(input.metadata),
+    sansJson: input.sans === undefined ? '{}' : goJsonMarshal(input.sans),
+    commonName: input.commonName ?? null,
+  };
+}

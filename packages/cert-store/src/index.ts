@@ -1,0 +1,47 @@
+/**
+ * `@certsmith/cert-store`: the certificate store — CFSSL certdb-compatible tables on SQLite or
+ * PostgreSQL, behind one {@link Store} interface.
+ */
+export type { Store } from './store.js';
+export { openStore, migrateStore, checkStore } from './open-store.js';
+export type { OpenStoreOptions, SqliteStoreOptions } from './open-store.js';
+export type { PostgresStoreOptions } from './postgres/postgres-store.js';
+export { parseDbConfig, loadDbConfigFile } from './db-config.js';
+export type { DbConfig, StoreDriver } from './db-config.js';
+export { STORE_MIGRATIONS } from './migrations/migrations.js';
+export { describeSchemaStatus } from './migrations/migrator.js';
+export type { MigrationMode, SchemaStatus } from './migrations/migrator.js';
+export type {
+  CertificateStatus,
+  CertificateRecord,
+  CertificateRowInput,
+  RecordCertificateInput,
+  ListCertificatesOptions,
+  CertificatePage,
+  OcspResponseRecord,
+  OcspResponseInput,
+  ListOcspResponsesOptions,
+  OcspResponsePage,
+  CertificateCount,
+  ExpiringCount,
+  CountExpiringOptions,
+  TidyOptions,
+  TidyResult,
+  CertificateChange,
+  WatchChangesOptions,
+  ChangeSubscription,
+} from './model.js';
+export { serialToDecimal, normaliseAuthorityKeyId } from './certificate-row.js';
+export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './cursor.js';
+export { DEFAULT_TIDY_BUFFER_MS, DEFAULT_EXPIRING_WINDOW_MS, DEFAULT_CHANGE_RETENTION_MS } from './store-helpers.js';
+export {
+  StoreErrorCode,
+  StoreError,
+  RecordInsertError,
+  CertificateNotFoundError,
+  StoreUnavailableError,
+  DbConfigError,
+  SchemaError,
+  InvalidStoreRequestError,
+  StoreClosedError,
+} from './errors.js';

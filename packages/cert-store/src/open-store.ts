@@ -1,0 +1,93 @@
+/** Opening a store from a db-config, and the schema commands (`certsmith db migrate|check`). */
+import pg from 'pg';
+import type { DbConfig } from './db-config.js';
+import { checkSchema, migrateSchema, prepareSchema } from './migrations/migrator.js';
+import type { MigrationMode, SchemaStatus } from './migrations/migrator.js';
+import type { SchemaConnection } from './migrations/schema-connection.js';
+import { postgresClientConfig } from './postgres/postgres-data-source.js';
+import { postgresError } from './postgres/postgres-errors.js';
+import { PostgresStore, postgresSchemaConnection, sessionConfig } from './postgres/postgres-store.js';
+import type { PostgresStoreOptions } from './postgres/postgres-store.js';
+import { openSqliteDatabase, parseSqliteDataSource, sqliteSchemaConnection } from './sqlite/sqlite-database.js';
+import { openInlineExecutor, openThreadExecutor } from './sqlite/sqlite-executor.js';
+import { SqliteStore } from './sqlite/sqlite-store.js';
+import type { Store } from './store.js';
+
+/** SQLite settings. */
+export interface SqliteStoreOptions {
+  /** Run SQLite in the store's own thread (default true); `false` runs it in the calling thread (CLI commands). */
+  thread?: boolean;
+  /** How long a write waits for another process's lock before failing as unavailable; default 5000 ms. */
+  busyTimeoutMs?: number;
+}
+
+/** Options of {@link openStore}. */
+export interface OpenStoreOptions {
+  /** Default `apply`: pending migrations run when the store opens; `check` refuses a stale schema; `off` trusts it. */
+  migrations?: MigrationMode;
+  sqlite?: SqliteStoreOptions;
+  postgres?: Omit<PostgresStoreOptions, 'now' | 'maxBatch'>;
+  /** Records per transaction at most (default 500). */
+  maxBatch?: number;
+  /** Clock (tests). */
+  now?: () => Date;
+}
+
+/**
+ * Open the store a db-config names, preparing its schema first as `options.migrations` says.
+ * @throws DbConfigError for a bad data source, SchemaError for a schema that cannot be used,
+ *   StoreUnavailableError when the database cannot be reached.
+ */
+export async function openStore(config: DbConfig, options: OpenStoreOptions = {}): Promise<Store> {
+  const migrations = options.migrations ?? 'apply';
+  const common = { ...(options.now === undefined ? {} : { now: options.now }), ...(options.maxBatch === undefined ? {} : { maxBatch: options.maxBatch }) };
+  if (config.driver === 'sqlite3') {
+    const source = parseSqliteDataSource(config.dataSource);
+    const executorOptions = { source, migrations, ...(options.sqlite?.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.sqlite.busyTimeoutMs }) };
+    const executor = options.sqlite?.thread === false ? await openInlineExecutor(executorOptions) : await openThreadExecutor(executorOptions);
+    return new SqliteStore(executor, common);
+  }
+  const clientConfig = postgresClientConfig(config.dataSource);
+  await withSchemaConnection(config, options, async (connection) => await prepareSchema(connection, migrations));
+  return new PostgresStore(clientConfig, { ...options.postgres, ...common });
+}
+
+/** Run `work` on a schema connection to the database (closed afterwards). */
+async function withSchemaConnection<T>(
+  config: DbConfig,
+  options: Pick<OpenStoreOptions, 'sqlite' | 'postgres'>,
+  work: (connection: SchemaConnection) => Promise<T>,
+): Promise<T> {
+  let connection: SchemaConnection;
+  if (config.driver === 'sqlite3') {
+    const source = parseSqliteDataSource(config.dataSource);
+    connection = sqliteSchemaConnection(openSqliteDatabase(source, options.sqlite?.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.sqlite.busyTimeoutMs }));
+  } else {
+    const client = new pg.Client(sessionConfig(postgresClientConfig(config.dataSource), options.postgres));
+    client.on('error', () => undefined); // a broken connection fails the running query, which is reported
+    try {
+      await client.connect();
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      throw postgresError(error);
+    }
+    connection = postgresSchemaConnection(client);
+  }
+  try {
+    return await work(connection);
+  } catch (error) {
+    throw config.driver === 'postgres' ? postgresError(error) : error;
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
+}
+
+/** `certsmith db migrate`: apply pending migrations; returns their names (empty when up to date). */
+export async function migrateStore(config: DbConfig, options: Pick<OpenStoreOptions, 'sqlite' | 'postgres'> = {}): Promise<string[]> {
+  return await withSchemaConnection(config, options, async (connection) => await migrateSchema(connection));
+}
+
+/** `certsmith db check`: the schema's state, without changing anything. */
+export async function checkStore(config: DbConfig, options: Pick<OpenStoreOptions, 'sqlite' | 'postgres'> = {}): Promise<SchemaStatus> {
+  return await withSchemaConnection(config, options, async (connection) => await checkSchema(connection));
+}

@@ -1,0 +1,109 @@
+/**
+ * Opening a SQLite certdb from a CFSSL `data_source` (go-sqlite3 DSN syntax: a path, `:memory:`,
+ * or `file:` URI, with go-sqlite3's `?_busy_timeout=…&mode=ro` parameters) with the settings the
+ * store relies on: WAL journal (readers never wait for the writer), `synchronous=FULL` (a commit
+ * survives power loss before a certificate is handed out), a busy timeout, foreign keys off as
+ * go-sqlite3 leaves them (CFSSL 1.2.0's orphan OCSP rows stay readable).
+ */
+import Database from 'better-sqlite3';
+import { DbConfigError } from '../errors.js';
+import type { SchemaConnection } from '../migrations/schema-connection.js';
+import { sqliteError } from './sqlite-operations.js';
+
+/** A parsed SQLite data source. */
+export interface SqliteSource {
+  /** File path, or `:memory:`. */
+  filename: string;
+  readonly: boolean;
+  /** `_busy_timeout`/`_timeout` in ms, when given. */
+  busyTimeoutMs?: number;
+  /** `_journal_mode`/`_journal`, when given (default WAL). */
+  journalMode?: string;
+  /** `_synchronous`/`_sync`, when given (default FULL). */
+  synchronous?: string;
+}
+
+/** Parse a go-sqlite3 DSN. Relative paths are relative to the working directory, as in CFSSL. */
+export function parseSqliteDataSource(dataSource: string): SqliteSource {
+  let rest = dataSource;
+  if (rest.startsWith('file:')) rest = rest.slice('file:'.length);
+  const question = rest.indexOf('?');
+  const params = new URLSearchParams(question === -1 ? '' : rest.slice(question + 1));
+  let filename = question === -1 ? rest : rest.slice(0, question);
+  if (dataSource.startsWith('file:') && filename.startsWith('//')) filename = filename.slice(2);
+  const mode = params.get('mode');
+  if (mode === 'memory' || filename === ':memory:' || filename === '') filename = ':memory:';
+  const source: SqliteSource = { filename, readonly: mode === 'ro' };
+  const busy = params.get('_busy_timeout') ?? params.get('_timeout');
+  if (busy !== null) {
+    const ms = Number(busy);
+    if (!Number.isInteger(ms) || ms < 0) throw new DbConfigError(`invalid _busy_timeout in data_source: ${busy}`);
+    source.busyTimeoutMs = ms;
+  }
+  const journal = params.get('_journal_mode') ?? params.get('_journal');
+  if (journal !== null) source.journalMode = checkPragmaWord('_journal_mode', journal);
+  const sync = params.get('_synchronous') ?? params.get('_sync');
+  if (sync !== null) source.synchronous = checkPragmaWord('_synchronous', sync);
+  return source;
+}
+
+function checkPragmaWord(name: string, value: string): string {
+  if (!/^[A-Za-z0-9]+$/.test(value)) throw new DbConfigError(`invalid ${name} in data_source: ${value}`);
+  return value;
+}
+
+/** Options of {@link openSqliteDatabase}. */
+export interface OpenSqliteOptions {
+  /** How long a write waits for another process's lock; default 5000 ms (data_source `_busy_timeout` wins). */
+  busyTimeoutMs?: number;
+}
+
+/** Open the file (created when missing, as go-sqlite3 does) with the store's settings. */
+export function openSqliteDatabase(source: SqliteSource, options: OpenSqliteOptions = {}): Database.Database {
+  let db: Database.Database;
+  try {
+    db = new Database(source.filename, { readonly: source.readonly, fileMustExist: source.readonly });
+  } catch (error) {
+    throw sqliteError(error);
+  }
+  try {
+    db.pragma(`busy_timeout = ${source.busyTimeoutMs ?? options.busyTimeoutMs ?? 5000}`);
+    if (!source.readonly && source.filename !== ':memory:') db.pragma(`journal_mode = ${source.journalMode ?? 'WAL'}`);
+    db.pragma(`synchronous = ${source.synchronous ?? 'FULL'}`);
+    db.pragma('foreign_keys = OFF');
+  } catch (error) {
+    db.close();
+    throw sqliteError(error);
+  }
+  return db;
+}
+
+/** Migrations and schema checks on an open connection (synchronous underneath). */
+export function sqliteSchemaConnection(db: Database.Database): SchemaConnection {
+  return {
+    driver: 'sqlite3',
+    async exec(sql) {
+      db.exec(sql);
+    },
+    async query<Row>(sql: string, params: readonly unknown[] = []) {
+      const statement = db.prepare(sql);
+      if (statement.reader) return statement.all(...params) as Row[];
+      statement.run(...params);
+      return [] as Row[];
+    },
+    async exclusive<T>(work: () => Promise<T>): Promise<T> {
+      db.exec('BEGIN IMMEDIATE');
+      try {
+        const result = await work();
+        db.exec('COMMIT');
+        return result;
+      } catch (error) {
+        if (db.inTransaction) db.exec('ROLLBACK');
+        throw error;
+      }
+    },
+    async close() {
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,368 @@
+/**
+ * Every store operation as synchronous SQL on one better-sqlite3 connection. They run in the
+ * store's SQLite thread (see docs/adr/0002-certificate-store.md: a commit with `synchronous=FULL`
+ * waits for fsync, up to milliseconds, which must not stall the event loop), or inline when asked.
+ *
+ * Values are written as CFSSL's go-sqlite3 writes them (lifecycle spec §2.3): strings as TEXT even
+ * in `blob` columns, times as go-sqlite3 text, `metadata`/`sans` as BLOBs of JSON, the OCSP body
+ * as TEXT holding the raw DER. Reads accept TEXT or BLOB in every column.
+ */
+import type Database from 'better-sqlite3';
+import { toErrorPayload } from '@certsmith/x509-core';
+import type { ErrorPayload } from '@certsmith/x509-core';
+import type { CertificateRow } from '../certificate-row.js';
+import { decodeCursor, encodeCursor, filterFingerprint, pageSize } from '../cursor.js';
+import { CertificateNotFoundError, RecordInsertError, StoreError, StoreUnavailableError } from '../errors.js';
+import type {
+  CertificateChange,
+  CertificateCount,
+  CertificatePage,
+  CertificateRecord,
+  ExpiringCount,
+  ListCertificatesOptions,
+  ListOcspResponsesOptions,
+  OcspResponseInput,
+  OcspResponsePage,
+  OcspResponseRecord,
+  TidyResult,
+} from '../model.js';
+import { toCertificateRecord } from '../record-mapping.js';
+import type { RawCertificateRow } from '../record-mapping.js';
+import { formatSqliteTime, parseStoredTime } from '../timestamps.js';
+
+const CERTIFICATE_COLUMNS = `CAST(serial_number AS TEXT) AS serial, CAST(authority_key_identifier AS TEXT) AS aki,
+  CAST(ca_label AS TEXT) AS label, CAST(status AS TEXT) AS status, reason, expiry, revoked_at, CAST(pem AS TEXT) AS pem,
+  issued_at, not_before, CAST(metadata AS TEXT) AS metadata, CAST(sans AS TEXT) AS sans, CAST(common_name AS TEXT) AS common_name`;
+
+const INSERT_CERTIFICATE = `INSERT INTO certificates (serial_number, authority_key_identifier, ca_label, status, reason, expiry,
+  revoked_at, pem, issued_at, not_before, metadata, sans, common_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+/** SQLite result codes that mean "try again later" rather than "this request is wrong". */
+const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|CANTOPEN|IOERR|FULL|NOMEM|PROTOCOL|NOTADB|CORRUPT)/;
+
+/** Map a better-sqlite3 error to the store's coded errors (CFSSL: 11000 with the driver's text). */
+export function sqliteError(error: unknown): Error {
+  if (error instanceof StoreError || error instanceof StoreUnavailableError || error instanceof CertificateNotFoundError) return error;
+  const code = (error as { code?: unknown }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  if (typeof code === 'string' && UNAVAILABLE_CODES.test(code)) {
+    return new StoreUnavailableError(`the certificate database is unavailable: ${message}`, { cause: error });
+  }
+  if (typeof code === 'string' && code.startsWith('SQLITE_')) return new StoreError(message, { cause: error });
+  return error instanceof Error ? error : new Error(message);
+}
+
+/** The outcome of one row of a batch. */
+export type RowOutcome = { ok: true } | { ok: false; error: ErrorPayload };
+
+function rowValues(row: CertificateRow): unknown[] {
+  return [
+    row.serial,
+    row.authorityKeyId,
+    row.label,
+    row.status,
+    row.reason,
+    formatSqliteTime(row.expiry),
+    formatSqliteTime(row.revokedAt),
+    row.pem,
+    formatSqliteTime(row.issuedAt),
+    formatSqliteTime(row.notBefore),
+    Buffer.from(row.metadataJson, 'utf8'),
+    Buffer.from(row.sansJson, 'utf8'),
+    row.commonName,
+  ];
+}
+
+interface RawChange {
+  id: number;
+  serial: string;
+  aki: string;
+  label: string | null;
+  status: string | null;
+  reason: number | null;
+  revoked_at: unknown;
+  changed_at: unknown;
+}
+
+/** Synchronous store operations on one connection; every method throws the store's coded errors. */
+export class SqliteOperations {
+  private readonly db: Database.Database;
+  private readonly statements = new Map<string, Database.Statement>();
+
+  constructor(db: Database.Database) {
+    this.db = db;
+  }
+
+  private statement(sql: string): Database.Statement {
+    let statement = this.statements.get(sql);
+    if (statement === undefined) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  private guarded<T>(work: () => T): T {
+    try {
+      return work();
+    } catch (error) {
+      throw sqliteError(error);
+    }
+  }
+
+  /**
+   * Insert a batch of rows in one transaction. When the batch fails (a duplicate key), each row is
+   * inserted on its own so only the offending rows fail, with the driver's text.
+   */
+  insertCertificates(rows: readonly CertificateRow[]): RowOutcome[] {
+    const insert = this.statement(INSERT_CERTIFICATE);
+    try {
+      this.db.transaction(() => {
+        for (const row of rows) if (insert.run(...rowValues(row)).changes !== 1) throw new RecordInsertError();
+      })();
+      return rows.map(() => ({ ok: true }));
+    } catch (error) {
+      const mapped = sqliteError(error);
+      if (mapped instanceof StoreUnavailableError || rows.length === 1) return rows.map(() => ({ ok: false, error: toErrorPayload(mapped) }));
+    }
+    return rows.map((row) => {
+      try {
+        if (insert.run(...rowValues(row)).changes !== 1) return { ok: false, error: toErrorPayload(new RecordInsertError()) };
+        return { ok: true };
+      } catch (error) {
+        return { ok: false, error: toErrorPayload(sqliteError(error)) };
+      }
+    });
+  }
+
+  getCertificate(serial: string, aki: string): CertificateRecord | null {
+    return this.guarded(() => {
+      const raw = this.statement(`SELECT ${CERTIFICATE_COLUMNS} FROM certificates WHERE serial_number = ? AND authority_key_identifier = ?`).get(
+        serial,
+        aki,
+      ) as RawCertificateRow | undefined;
+      return raw === undefined ? null : toCertificateRecord(raw);
+    });
+  }
+
+  /** Rows of a serial written by CFSSL 1.2.0 (empty AKI), for certinfo's fallback. */
+  certificatesWithEmptyAki(serial: string): CertificateRecord[] {
+    return this.guarded(() =>
+      (
+        this.statement(`SELECT ${CERTIFICATE_COLUMNS} FROM certificates WHERE serial_number = ? AND authority_key_identifier = ''`).all(
+          serial,
+        ) as RawCertificateRow[]
+      ).map(toCertificateRecord),
+    );
+  }
+
+  listCertificates(options: ListCertificatesOptions): CertificatePage {
+    const limit = pageSize(options.limit);
+    const fingerprint = filterFingerprint({ ...options, limit: undefined, cursor: undefined });
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (options.label !== undefined) (where.push('ca_label = ?'), params.push(options.label));
+    if (options.status !== undefined) (where.push('status = ?'), params.push(options.status));
+    if (options.authorityKeyId !== undefined) (where.push('authority_key_identifier = ?'), params.push(options.authorityKeyId));
+    if (options.expiresAfter !== undefined) (where.push('expiry > ?'), params.push(formatSqliteTime(options.expiresAfter)));
+    if (options.expiresBefore !== undefined) (where.push('expiry <= ?'), params.push(formatSqliteTime(options.expiresBefore)));
+    if (options.name !== undefined) {
+      where.push(
+        '(serial_number, authority_key_identifier) IN (SELECT serial_number, authority_key_identifier FROM certsmith_certificate_names WHERE name = ?)',
+      );
+      params.push(options.name);
+    }
+    if (options.cursor !== undefined) {
+      const [expiry, serial, aki] = decodeCursor(options.cursor, fingerprint, 3);
+      if (expiry === null) {
+        where.push('((expiry IS NULL AND (serial_number, authority_key_identifier) > (?, ?)) OR expiry IS NOT NULL)');
+        params.push(serial, aki);
+      } else {
+        where.push('(expiry, serial_number, authority_key_identifier) > (?, ?, ?)');
+        params.push(expiry, serial, aki);
+      }
+    }
+    const sql =
+      `SELECT ${CERTIFICATE_COLUMNS} FROM certificates${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}` +
+      ` ORDER BY expiry, serial_number, authority_key_identifier LIMIT ?`;
+    return this.guarded(() => {
+      const rows = this.statement(sql).all(...params, limit + 1) as RawCertificateRow[];
+      const page = rows.slice(0, limit);
+      const last = page[page.length - 1];
+      const nextCursor =
+        rows.length > limit && last !== undefined
+          ? encodeCursor([last.expiry === null ? null : String(last.expiry), last.serial, last.aki], fingerprint)
+          : null;
+      return { certificates: page.map(toCertificateRecord), nextCursor };
+    });
+  }
+
+  /** CFSSL's `RevokeCertificate`: exact key, the database's CURRENT_TIMESTAMP, then the row as it is now. */
+  revokeCertificate(serial: string, aki: string, reason: number): CertificateRecord {
+    return this.guarded(() =>
+      this.db.transaction(() => {
+        const changes = this.statement(
+          `UPDATE certificates SET status='revoked', revoked_at=CURRENT_TIMESTAMP, reason=? WHERE (serial_number = ? AND authority_key_identifier = ?)`,
+        ).run(reason, serial, aki).changes;
+        if (changes === 0) throw new CertificateNotFoundError();
+        if (changes > 1) throw new StoreError(`${changes} rows are affected, should be 1 row`);
+        return this.getCertificate(serial, aki)!;
+      })(),
+    );
+  }
+
+  tidy(cutoff: Date, changesCutoff: Date, batchSize: number): TidyResult {
+    const result: TidyResult = { certificates: 0, ocspResponses: 0, changes: 0 };
+    const select = this.statement(`SELECT serial_number AS s, authority_key_identifier AS a FROM certificates WHERE expiry < ? LIMIT ?`);
+    const deleteOcsp = this.statement(`DELETE FROM ocsp_responses WHERE serial_number = ? AND authority_key_identifier = ?`);
+    const deleteCertificate = this.statement(`DELETE FROM certificates WHERE serial_number = ? AND authority_key_identifier = ?`);
+    const cutoffText = formatSqliteTime(cutoff);
+    return this.guarded(() => {
+      // Bounded: each round removes the rows it selected, so the loop ends when none are left.
+      for (;;) {
+        const removed = this.db.transaction(() => {
+          const keys = select.all(cutoffText, batchSize) as Array<{ s: unknown; a: unknown }>;
+          for (const { s, a } of keys) {
+            result.ocspResponses += deleteOcsp.run(s, a).changes;
+            result.certificates += deleteCertificate.run(s, a).changes;
+          }
+          return keys.length;
+        })();
+        if (removed < batchSize) break;
+      }
+      result.changes = this.statement(`DELETE FROM certsmith_certificate_changes WHERE changed_at < ?`).run(
+        formatSqliteTime(changesCutoff),
+      ).changes;
+      return result;
+    });
+  }
+
+  countCertificates(): CertificateCount[] {
+    return this.guarded(() =>
+      (
+        this.statement(
+          `SELECT CAST(ca_label AS TEXT) AS label, CAST(status AS TEXT) AS status, count(*) AS count FROM certificates GROUP BY ca_label, status`,
+        ).all() as Array<{ label: string | null; status: string; count: number }>
+      ).map((row) => ({ label: row.label ?? '', status: row.status, count: row.count })),
+    ).reduce<CertificateCount[]>(mergeCounts, []);
+  }
+
+  countExpiring(from: Date, to: Date): ExpiringCount[] {
+    return this.guarded(() =>
+      (
+        this.statement(
+          `SELECT CAST(ca_label AS TEXT) AS label, count(*) AS count FROM certificates
+           WHERE expiry > ? AND expiry <= ? AND status <> 'revoked' GROUP BY ca_label`,
+        ).all(formatSqliteTime(from), formatSqliteTime(to)) as Array<{ label: string | null; count: number }>
+      ).map((row) => ({ label: row.label ?? '', count: row.count })),
+    );
+  }
+
+  upsertOcspResponse(response: OcspResponseInput): void {
+    this.guarded(() =>
+      this.statement(
+        `INSERT INTO ocsp_responses (serial_number, authority_key_identifier, body, expiry) VALUES (?, ?, CAST(? AS TEXT), ?)
+         ON CONFLICT (serial_number, authority_key_identifier) DO UPDATE SET body = excluded.body, expiry = excluded.expiry`,
+      ).run(response.serial, response.authorityKeyId, Buffer.from(response.body), formatSqliteTime(response.expiry)),
+    );
+  }
+
+  getOcspResponse(serial: string, aki: string): OcspResponseRecord | null {
+    return this.guarded(() => {
+      const raw = this.statement(
+        `SELECT CAST(serial_number AS TEXT) AS serial, CAST(authority_key_identifier AS TEXT) AS aki, CAST(body AS BLOB) AS body, expiry
+         FROM ocsp_responses WHERE serial_number = ? AND authority_key_identifier = ?`,
+      ).get(serial, aki) as RawOcspRow | undefined;
+      return raw === undefined ? null : toOcspRecord(raw);
+    });
+  }
+
+  listOcspResponses(options: ListOcspResponsesOptions): OcspResponsePage {
+    const limit = pageSize(options.limit);
+    const fingerprint = filterFingerprint({ ...options, limit: undefined, cursor: undefined });
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (options.authorityKeyId !== undefined) (where.push('authority_key_identifier = ?'), params.push(options.authorityKeyId));
+    if (options.expiresAfter !== undefined) (where.push('expiry > ?'), params.push(formatSqliteTime(options.expiresAfter)));
+    if (options.expiresBefore !== undefined) (where.push('expiry <= ?'), params.push(formatSqliteTime(options.expiresBefore)));
+    if (options.cursor !== undefined) {
+      const [serial, aki] = decodeCursor(options.cursor, fingerprint, 2);
+      where.push('(serial_number, authority_key_identifier) > (?, ?)');
+      params.push(serial, aki);
+    }
+    const sql =
+      `SELECT CAST(serial_number AS TEXT) AS serial, CAST(authority_key_identifier AS TEXT) AS aki, CAST(body AS BLOB) AS body, expiry FROM ocsp_responses${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}` +
+      ` ORDER BY serial_number, authority_key_identifier LIMIT ?`;
+    return this.guarded(() => {
+      const rows = this.statement(sql).all(...params, limit + 1) as RawOcspRow[];
+      const page = rows.slice(0, limit);
+      const last = page[page.length - 1];
+      return {
+        responses: page.map(toOcspRecord),
+        nextCursor: rows.length > limit && last !== undefined ? encodeCursor([last.serial, last.aki], fingerprint) : null,
+      };
+    });
+  }
+
+  /** `issuer`'s CRL number, incremented in one statement. */
+  nextCrlNumber(issuer: string, now: Date): bigint {
+    return this.guarded(() => {
+      const statement = this.statement(
+        `INSERT INTO certsmith_crl_numbers (issuer, crl_number, updated_at) VALUES (?, 1, ?)
+         ON CONFLICT (issuer) DO UPDATE SET crl_number = crl_number + 1, updated_at = excluded.updated_at RETURNING crl_number`,
+      );
+      const row = statement.safeIntegers(true).get(issuer, formatSqliteTime(now)) as { crl_number: bigint };
+      return row.crl_number;
+    });
+  }
+
+  latestChangeId(): number {
+    return this.guarded(() => {
+      const row = this.statement(`SELECT max(id) AS id FROM certsmith_certificate_changes`).get() as { id: number | null };
+      return row.id ?? 0;
+    });
+  }
+
+  changesAfter(id: number, limit: number): CertificateChange[] {
+    return this.guarded(() =>
+      (
+        this.statement(
+          `SELECT id, CAST(serial_number AS TEXT) AS serial, CAST(authority_key_identifier AS TEXT) AS aki, CAST(ca_label AS TEXT) AS label,
+           CAST(status AS TEXT) AS status, reason, revoked_at, changed_at FROM certsmith_certificate_changes WHERE id > ? ORDER BY id LIMIT ?`,
+        ).all(id, limit) as RawChange[]
+      ).map((raw) => ({
+        id: raw.id,
+        serial: raw.serial,
+        authorityKeyId: raw.aki,
+        label: raw.label ?? '',
+        status: raw.status ?? '',
+        reason: raw.reason ?? 0,
+        revokedAt: parseStoredTime(raw.revoked_at),
+        changedAt: parseStoredTime(raw.changed_at),
+      })),
+    );
+  }
+
+  ping(): void {
+    this.guarded(() => this.statement('SELECT 1').get());
+  }
+}
+
+interface RawOcspRow {
+  serial: string;
+  aki: string;
+  body: Uint8Array;
+  expiry: unknown;
+}
+
+function toOcspRecord(raw: RawOcspRow): OcspResponseRecord {
+  return { serial: raw.serial, authorityKeyId: raw.aki, body: new Uint8Array(raw.body), expiry: parseStoredTime(raw.expiry) };
+}
+
+/** `ca_label` NULL and `''` are one label; add their counts. */
+function mergeCounts(merged: CertificateCount[], count: CertificateCount): CertificateCount[] {
+  const same = merged.find((c) => c.label === count.label && c.status === count.status);
+  if (same === undefined) merged.push(count);
+  else same.count += count.count;
+  return merged;
+}

@@ -1,0 +1,149 @@
+/** The SQLite implementation of {@link Store}: certificates are parsed here, SQL runs in the executor. */
+import { rebuildStoreError } from '../errors.js';
+import { startChangeWatch } from '../change-watch.js';
+import { givenCertificateRow, issuedCertificateRow } from '../certificate-row.js';
+import type { CertificateRow } from '../certificate-row.js';
+import { checkDate } from '../cursor.js';
+import { checkReason, expiringWindow, findWithFallback, tidyWindow } from '../store-helpers.js';
+import type {
+  CertificateChange,
+  CertificateCount,
+  CertificatePage,
+  CertificateRecord,
+  CertificateRowInput,
+  ChangeSubscription,
+  CountExpiringOptions,
+  ExpiringCount,
+  ListCertificatesOptions,
+  ListOcspResponsesOptions,
+  OcspResponseInput,
+  OcspResponsePage,
+  OcspResponseRecord,
+  RecordCertificateInput,
+  TidyOptions,
+  TidyResult,
+  WatchChangesOptions,
+} from '../model.js';
+import { rowToRecord } from '../record-mapping.js';
+import type { Store } from '../store.js';
+import { TurnBatcher } from '../turn-batcher.js';
+import type { BatchOutcome } from '../turn-batcher.js';
+import type { SqliteExecutor } from './sqlite-executor.js';
+
+/** Default poll interval of the SQLite change feed (no push mechanism in SQLite). */
+const SQLITE_POLL_MS = 1000;
+
+export class SqliteStore implements Store {
+  readonly driver = 'sqlite3' as const;
+  private readonly executor: SqliteExecutor;
+  private readonly batcher: TurnBatcher<CertificateRow, CertificateRecord>;
+  private readonly watches = new Set<ChangeSubscription>();
+  private readonly now: () => Date;
+
+  constructor(executor: SqliteExecutor, options: { now?: () => Date; maxBatch?: number } = {}) {
+    this.executor = executor;
+    this.now = options.now ?? (() => new Date());
+    this.batcher = new TurnBatcher(async (rows) => await this.writeRows(rows), options.maxBatch);
+  }
+
+  private async writeRows(rows: CertificateRow[]): Promise<Array<BatchOutcome<CertificateRecord>>> {
+    const outcomes = await this.executor.call('insertCertificates', rows);
+    return outcomes.map((outcome, i) =>
+      outcome.ok ? { ok: true, value: rowToRecord(rows[i]!) } : { ok: false, error: rebuildStoreError(outcome.error) },
+    );
+  }
+
+  async recordCertificate(input: RecordCertificateInput): Promise<CertificateRecord> {
+    return await this.batcher.add(issuedCertificateRow(input, this.now()));
+  }
+
+  async insertCertificate(row: CertificateRowInput): Promise<void> {
+    const [outcome] = await this.executor.call('insertCertificates', [givenCertificateRow(row)]);
+    if (outcome !== undefined && !outcome.ok) throw rebuildStoreError(outcome.error);
+  }
+
+  async getCertificate(serial: string, authorityKeyId: string): Promise<CertificateRecord | null> {
+    return await this.executor.call('getCertificate', serial, authorityKeyId);
+  }
+
+  async findCertificate(serial: string, authorityKeyId: string): Promise<CertificateRecord | null> {
+    return await findWithFallback(
+      serial,
+      authorityKeyId,
+      (s, a) => this.executor.call('getCertificate', s, a),
+      (s) => this.executor.call('certificatesWithEmptyAki', s),
+    );
+  }
+
+  async listCertificates(options: ListCertificatesOptions = {}): Promise<CertificatePage> {
+    checkDate('expiresAfter', options.expiresAfter);
+    checkDate('expiresBefore', options.expiresBefore);
+    return await this.executor.call('listCertificates', options);
+  }
+
+  async revokeCertificate(serial: string, authorityKeyId: string, reason: number): Promise<CertificateRecord> {
+    checkReason(reason);
+    return await this.executor.call('revokeCertificate', serial, authorityKeyId, reason);
+  }
+
+  async tidy(options: TidyOptions = {}): Promise<TidyResult> {
+    const window = tidyWindow(options, this.now());
+    return await this.executor.call('tidy', window.cutoff, window.changesCutoff, window.batchSize);
+  }
+
+  async countCertificates(): Promise<CertificateCount[]> {
+    return await this.executor.call('countCertificates');
+  }
+
+  async countExpiring(options: CountExpiringOptions = {}): Promise<ExpiringCount[]> {
+    const { from, to } = expiringWindow(options, this.now());
+    return await this.executor.call('countExpiring', from, to);
+  }
+
+  async upsertOcspResponse(response: OcspResponseInput): Promise<void> {
+    await this.executor.call('upsertOcspResponse', response);
+  }
+
+  async getOcspResponse(serial: string, authorityKeyId: string): Promise<OcspResponseRecord | null> {
+    return await this.executor.call('getOcspResponse', serial, authorityKeyId);
+  }
+
+  async listOcspResponses(options: ListOcspResponsesOptions = {}): Promise<OcspResponsePage> {
+    checkDate('expiresAfter', options.expiresAfter);
+    checkDate('expiresBefore', options.expiresBefore);
+    return await this.executor.call('listOcspResponses', options);
+  }
+
+  async nextCrlNumber(issuer: string): Promise<bigint> {
+    return await this.executor.call('nextCrlNumber', issuer, this.now());
+  }
+
+  watchChanges(onChange: (change: CertificateChange) => void | Promise<void>, options: WatchChangesOptions = {}): ChangeSubscription {
+    const watch = startChangeWatch(
+      {
+        latestChangeId: () => this.executor.call('latestChangeId'),
+        changesAfter: (id, limit) => this.executor.call('changesAfter', id, limit),
+      },
+      onChange,
+      { ...options, pollIntervalMs: options.pollIntervalMs ?? SQLITE_POLL_MS },
+    );
+    this.watches.add(watch);
+    return {
+      close: async () => {
+        this.watches.delete(watch);
+        await watch.close();
+      },
+    };
+  }
+
+  async ping(): Promise<void> {
+    await this.executor.call('ping');
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.watches].map((watch) => watch.close()));
+    this.watches.clear();
+    await this.batcher.drain();
+    await this.executor.close();
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * Timestamps as CFSSL's drivers store them. go-sqlite3 writes `time.Time` as text in the layout
+ * `2006-01-02 15:04:05.999999999-07:00` (CFSSL converts to UTC first, so `+00:00`); SQLite's own
+ * `CURRENT_TIMESTAMP` (CFSSL's revoke) writes `2026-11-25 23:26:23`. PostgreSQL `timestamptz` is
+ * read as text in the session time zone (certsmith sets UTC). "Not set" is Go's zero time
+ * `0001-01-01 00:00:00+00:00`, never NULL, in rows CFSSL writes (lifecycle spec §2.1, §2.3).
+ */
+
+/** Go's zero `time.Time` in go-sqlite3's layout. */
+export const GO_ZERO_TIME_SQLITE = '0001-01-01 00:00:00+00:00';
+/** Go's zero `time.Time` as lib/pq sends it to a `timestamptz`. */
+export const GO_ZERO_TIME_POSTGRES = '0001-01-01 00:00:00+00';
+
+function pad(n: number, width = 2): string {
+  return String(n).padStart(width, '0');
+}
+
+/**
+ * A time in go-sqlite3's layout, UTC: `2027-02-23 23:21:00+00:00`, with a fraction only when it is
+ * not zero (Go's `.999999999` drops trailing zeros). `null` → Go's zero time.
+ */
+export function formatSqliteTime(date: Date | null): string {
+  if (date === null) return GO_ZERO_TIME_SQLITE;
+  const base =
+    `${pad(date.getUTCFullYear(), 4)}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())} ` +
+    `${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())}`;
+  const ms = date.getUTCMilliseconds();
+  const fraction = ms === 0 ? '' : `.${pad(ms, 3).replace(/0+$/, '')}`;
+  return `${base}${fraction}+00:00`;
+}
+
+/** A time for a PostgreSQL `timestamptz` parameter; `null` → Go's zero time. */
+export function formatPostgresTime(date: Date | null): string {
+  return date === null ? GO_ZERO_TIME_POSTGRES : date.toISOString();
+}
+
+const TIME_PATTERN =
+  /^(\d{4,})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2}(?::?\d{2})?)?)?(\s*BC)?$/i;
+
+/**
+ * Read a stored timestamp: the text forms above (and ISO 8601 with `T`), integers as Unix seconds
+ * (go-sqlite3 reads those too), `Date`s. Go's zero time, BC dates, NULL and text that is not a time
+ * give `null`.
+ */
+export function parseStoredTime(value: unknown): Date | null {
+  if (value === null || value === undefined) return null;
+  if (value instanceof Date) return Number.isNaN(value.getTime()) || value.getUTCFullYear() <= 1 ? null : value;
+  if (typeof value === 'number' || typeof value === 'bigint') return new Date(Number(value) * 1000);
+  const text = (Buffer.isBuffer(value) ? value.toString('utf8') : String(value)).trim();
+  const match = TIME_PATTERN.exec(text);
+  if (match === null) return null;
+  const [, y, mo, d, h, mi, s, fraction, zone, bc] = match;
+  const year = Number(y);
+  if (bc !== undefined || year <= 1) return null;
+  const ms = fraction === undefined ? 0 : Number(fraction.slice(0, 3).padEnd(3, '0'));
+  let time = Date.UTC(2000, Number(mo) - 1, Number(d), Number(h ?? 0), Number(mi ?? 0), Number(s ?? 0), ms);
+  const date = new Date(time);
+  date.setUTCFullYear(year); // Date.UTC maps years 0–99 to 1900–1999
+  time = date.getTime();
+  if (zone !== undefined && zone.toUpperCase() !== 'Z') {
+    const sign = zone.startsWith('-') ? -1 : 1;
+    const digits = zone.slice(1).replaceAll(':', '');
+    const offsetSeconds = Number(digits.slice(0, 2)) * 3600 + Number(digits.slice(2, 4) || 0) * 60 + Number(digits.slice(4, 6) || 0);
+    time -= sign * offsetSeconds * 1000;
+  }
+  return Number.isNaN(time) ? null : new Date(time);
+}
