@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Makes sure the system programs the end-to-end suite runs against are present: CFSSL 1.2.0
 # (`cfssl`, `multirootca` from Debian's golang-cfssl), SoftHSMv2 (a real PKCS#11 module), OpenSC's
-# pkcs11-tool, openssl (the independent verifier), and curl + jq for the documented examples. Idempotent: does nothing when all are there.
+# pkcs11-tool, openssl (the independent verifier), curl + jq for the documented examples, PostgreSQL's
+# server binaries (the certificate store's tests start throwaway clusters with initdb/pg_ctl) and the
+# sqlite3 CLI. Idempotent: does nothing when all are there.
 set -euo pipefail
 missing=()
 command -v cfssl >/dev/null || missing+=(golang-cfssl)
@@ -15,6 +17,13 @@ command -v jq >/dev/null || missing+=(jq)
 # docs/deploy.md's systemd unit is checked with systemd-analyze verify, its Prometheus YAML with yq.
 command -v systemd-analyze >/dev/null || missing+=(systemd)
 command -v yq >/dev/null || missing+=(yq)
+# The certificate store: PostgreSQL server binaries (any version under /usr/lib/postgresql) and sqlite3.
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
+command -v sqlite3 >/dev/null || missing+=(sqlite3)
+# better-sqlite3 is compiled from source by npm ci (no prebuilt download here).
+command -v g++ >/dev/null || missing+=(g++)
+command -v make >/dev/null || missing+=(make)
+command -v python3 >/dev/null || missing+=(python3)
 [ ${#missing[@]} -eq 0 ] && exit 0
 pkgs=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
 if [ "$(id -u)" -ne 0 ]; then

@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { normaliseAuthorityKeyId, serialToDecimal } from './certificate-row.js';
+import { goJsonMarshal } from './go-json.js';
+
+describe('serialToDecimal', () => {
+  it("prints the serial as Go's big.Int.String()", () => {
+    expect(serialToDecimal('62d1039eee146265b123e0e3b1f78ac7309b2aa8')).toBe('564142266705163047067434699488539944656098241192');
+    expect(serialToDecimal('00ff')).toBe('255');
+    expect(serialToDecimal('ff')).toBe('-1');
+  });
+});
+
+describe('normaliseAuthorityKeyId', () => {
+  it("lower-cases and removes colons, as certinfo does", () => {
+    expect(normaliseAuthorityKeyId('F9:DD:6F')).toBe('f9dd6f');
+  });
+});
+
+describe('goJsonMarshal', () => {
+  it("writes Go's json.Marshal text: compact, sorted keys, HTML characters escaped", () => {
+    expect(goJsonMarshal({ b: 1, a: ['x<y>&'] })).toBe('{"a":["x\\u003cy\\u003e\\u0026"],"b":1}');
+    expect(goJsonMarshal(null)).toBe('null');
+  });
+});
