@@ -320,16 +320,17 @@ export class PostgresStore implements Store {
     } catch (error) {
       if (!(error instanceof StoreError) || rows.length === 1) throw error;
     }
-    return await Promise.all(
-      rows.map(async (row): Promise<BatchOutcome<CertificateRecord>> => {
-        try {
-          await this.insertRow(row);
-          return { ok: true, value: rowToRecord(row) };
-        } catch (error) {
-          return { ok: false, error: error as Error };
-        }
-      }),
-    );
+    // One by one, in call order, so the first of two identical records wins (as two CFSSL inserts would).
+    const outcomes: Array<BatchOutcome<CertificateRecord>> = [];
+    for (const row of rows) {
+      try {
+        await this.insertRow(row);
+        outcomes.push({ ok: true, value: rowToRecord(row) });
+      } catch (error) {
+        outcomes.push({ ok: false, error: error as Error });
+      }
+    }
+    return outcomes;
   }
 
   private async insertRow(row: CertificateRow): Promise<void> {
