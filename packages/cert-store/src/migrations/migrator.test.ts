@@ -180,6 +180,22 @@ for (const driver of [sqlite, postgres]) {
   });
 }
 
+describe('sqlite3: checkStore', () => {
+  it('names columns declared bytea (numeric affinity: SQLite rounds serials stored there)', async () => {
+    const config = await sqlite.fresh();
+    const raw = await sqlite.raw(config);
+    try {
+      await raw.exec(`CREATE TABLE certificates (serial_number bytea NOT NULL, authority_key_identifier bytea NOT NULL, ca_label bytea,
+        status bytea NOT NULL, reason int, expiry timestamp, revoked_at timestamp, pem bytea NOT NULL, PRIMARY KEY(serial_number, authority_key_identifier))`);
+    } finally {
+      await raw.close();
+    }
+    const status = await checkStore(config);
+    expect(status.problems).toHaveLength(1);
+    expect(status.problems[0]).toContain('certificates.serial_number, authority_key_identifier, ca_label, status, pem declared bytea');
+  });
+});
+
 describe('postgres: checkStore', () => {
   it('names a sans column that is not jsonb (an older CFSSL 002) and how to convert it', async () => {
     const config = await postgres.fresh();
