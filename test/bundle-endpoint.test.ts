@@ -664,6 +664,26 @@ describe('POST /api/v1/cfssl/bundle', () => {
         message: `dial tcp 127.0.0.1:${port}: connect: connection refused`,
       });
     });
+
+    it('reports rebundled when the server also sends its root (dropped from the bundle), as CFSSL', async () => {
+      const withRoot = createTlsServer({ key: tlsLeaf.key.pkcs8Pem, cert: chainPem(tlsLeaf, inter, root) }, (socket) => socket.end());
+      withRoot.on('tlsClientError', () => undefined);
+      await new Promise<void>((resolve) => withRoot.listen(0, '127.0.0.1', resolve));
+      try {
+        const result = await bundle(main, { domain: `localhost:${(withRoot.address() as AddressInfo).port}` });
+        expect(result).toMatchObject({ bundle: joined(tlsLeaf, inter), root: trimmedPem(root), status: { rebundled: true } });
+      } finally {
+        await new Promise((resolve) => withRoot.close(resolve));
+      }
+    });
+
+    it.each([
+      ['localhost:99999', 'dial tcp: address 99999: invalid port'],
+      ['localhost:-1', 'dial tcp: address -1: invalid port'],
+      ['localhost:abc', 'dial tcp: address tcp/abc: unknown port'],
+    ])('answers %s with 6000 and Go\'s text, never Node\'s', async (domain, message) => {
+      expect(await bundleError(main, { domain })).toEqual({ code: 6000, message });
+    });
   });
 
   describe('request bodies', () => {

@@ -223,6 +223,13 @@ const hostArb = fc.oneof(
   fc.constantFrom('*.example.com', '*', '*.*.example', '1.2.3.4/24', '::ffff:1.2.3.4', 'xn--', 'xn--zz', 'a..b', '.', 'localhost', 'mailto:x@y', 'spiffe://x/y', '[::1]', 'a@b@c', 'http://[::1', '0x7f.1'),
 );
 
+/** Remote-mode targets that stay on this machine: names under .invalid (RFC 6761) and closed loopback ports only. */
+const hermeticDomainArb = fc.oneof(
+  fc.constantFrom('127.0.0.1:1', 'localhost:1', '[::1]:1', 'x.invalid', 'x.invalid:0', 'x.invalid:99999', 'x.invalid:-1', ':1', '', 'a b.invalid', '☃.invalid', 'x.invalid:https', '[::1', 'a:b:c.invalid'),
+  unicodeText.map((s) => `${s}.invalid`),
+  fc.domain().map((d) => `${d}.invalid`),
+);
+
 const hostsArb = fc.oneof(
   { weight: 20, arbitrary: fc.array(hostArb, { maxLength: 30 }) },
   { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 10_000 }).map((n) => Array.from({ length: n }, (_, i) => `h${i}.fuzz.example`)) },
@@ -429,11 +436,7 @@ function plausibleArb(endpoint: Endpoint, m: Awaited<ReturnType<typeof makeMater
         // Remote mode, hermetic: names under .invalid (RFC 6761) and closed loopback ports only.
         fc.record(
           {
-            domain: fc.oneof(
-              fc.constantFrom('127.0.0.1:1', 'localhost:1', '[::1]:1', 'x.invalid', 'x.invalid:0', 'x.invalid:99999', 'x.invalid:-1', ':1', '', 'a b.invalid', '☃.invalid'),
-              unicodeText.map((s) => `${s}.invalid`),
-              fc.domain().map((d) => `${d}.invalid`),
-            ),
+            domain: hermeticDomainArb,
             ip: fc.constantFrom('127.0.0.1', '::1', 'not-an-ip.invalid', '', '::ffff:127.0.0.1', '0.0.0.0', '127.1'),
             flavor: unicodeText,
           },
@@ -445,7 +448,8 @@ function plausibleArb(endpoint: Endpoint, m: Awaited<ReturnType<typeof makeMater
     case 'certinfo':
       return fc.oneof(
         fc.record({ certificate: certArb }),
-        fc.record({ domain: fc.oneof(hostArb, anyJson) }),
+        // certinfo dials `domain` too: the same hermetic targets as bundle's remote mode.
+        fc.record({ domain: fc.oneof(hermeticDomainArb, anyJson) }),
         fc.record({ serial: fc.oneof(unicodeText, anyJson), authority_key_id: fc.oneof(unicodeText, anyJson) }, { requiredKeys: [] }),
       );
   }

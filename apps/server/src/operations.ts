@@ -15,7 +15,7 @@
  */
 import { bundleContextConfig } from '@certsmith/bundler';
 import {
-  certinfoOperation,
+  createCertinfoOperation,
   createAuthsignOperation,
   createBundleOperation,
   createHealthOperation,
@@ -101,7 +101,7 @@ export function applyEndpointControls(
 async function buildServedOperations(options: ServerOptions, services: ServerServices): Promise<AnyOperation[]> {
   const operations: AnyOperation[] = [
     createHealthOperation({ contributors: services.healthContributors ?? [] }),
-    certinfoOperation,
+    createCertinfoOperation(options),
     newkeyOperation,
     createBundleOperation({ ...options, metricsChannel: services.metricsChannel }),
   ];

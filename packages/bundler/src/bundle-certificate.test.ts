@@ -440,6 +440,20 @@ describe('bundleCertificate in remote mode', () => {
     expect(result.status).toMatchObject({ rebundled: false, messages: [SHA2_WARNING], code: 2 });
   });
 
+  it('reports rebundled when the server sends its root, which the bundle drops (as CFSSL)', async () => {
+    const withRoot = createTlsServer({ key: remoteLeaf.key.pkcs8Pem, cert: chainPem(remoteLeaf, inter, root) }, (s) => s.end());
+    withRoot.on('tlsClientError', () => undefined);
+    await new Promise<void>((resolve) => withRoot.listen(0, '127.0.0.1', resolve));
+    try {
+      const result = await bundleCertificate({ domain: 'localhost', ip: '127.0.0.1' }, deps({ remote: { port: (withRoot.address() as AddressInfo).port } }));
+      expect(result.bundle).toBe(chainPem(remoteLeaf, inter).trim());
+      expect(result.root).toBe(trimmedPem(root));
+      expect(result.status).toMatchObject({ rebundled: true, messages: [SHA2_WARNING], code: 2 });
+    } finally {
+      await new Promise((resolve) => withRoot.close(resolve));
+    }
+  });
+
   it('appends the rigid handshake failure without changing the code', async () => {
     // The strict handshake trusts only an unrelated root; bundling still uses the real pools.
     const otherRoots = new CertificatePool([p(pki.root('Remote Other Root', { key: 'ecdsa-p256' }))]);

@@ -238,7 +238,8 @@ export async function bundleCertificate(input: BundleCertificateInput, deps: Bun
     now: deps.now,
   });
   const peerLeaf = peer.certificates[0];
-  if (!peerLeaf) throw new CertsmithError(ErrorCode.DialFailed, `no certificate presented by ${peer.target}`);
+  // CFSSL's certinfo words it so (its bundler would crash on the empty list).
+  if (!peerLeaf) throw new CertsmithError(ErrorCode.DialFailed, 'received no server certificates');
   assertHostname(peerLeaf, peer.serverName);
   const { result } = await bundleParsed(peer.certificates, null, flavor, deps);
   if (peer.handshakeWarning !== null) {

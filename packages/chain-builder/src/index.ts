@@ -29,6 +29,8 @@ export { resolveChains } from './resolve-chains.js';
 export type { ResolveChainsResult } from './resolve-chains.js';
 export { matchHostnames, parseIpAddress, verifyHostname } from './verify-hostname.js';
 export { DialError, fetchPeerCertificates, splitHostPort } from './peer-certificates.js';
+export { describeDialFailure, goJoinHostPort, goSplitHostPort, parseDialTarget } from './dial-errors.js';
+export type { DialFailureContext, DialTarget } from './dial-errors.js';
 export type { FetchPeerCertificatesOptions, PeerCertificatesResult } from './peer-certificates.js';
 export type { PeerGuard } from './peer-certificates.js';
 export {

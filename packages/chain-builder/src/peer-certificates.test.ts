@@ -89,7 +89,8 @@ describe('fetchPeerCertificates', () => {
     try {
       await expect(fetchPeerCertificates({ domain: 'localhost', ip: '127.0.0.1', port: silentPort, timeoutMs: 200 })).rejects.toMatchObject({
         code: 6000,
-        message: 'tls: DialWithDialer timed out',
+        // Go 1.19's tls.DialWithDialer reports a handshake past the dialer timeout as its context's error.
+        message: 'context deadline exceeded',
       });
     } finally {
       for (const socket of held) socket.destroy();
@@ -104,5 +105,23 @@ describe('splitHostPort', () => {
     expect(splitHostPort('[::1]:8443', 443)).toEqual({ host: '::1', port: 8443 });
     expect(splitHostPort('example.com', 443)).toEqual({ host: 'example.com', port: 443 });
     expect(splitHostPort('::1', 443)).toEqual({ host: '::1', port: 443 });
+  });
+});
+
+describe('fetchPeerCertificates chain as sent', () => {
+  it('returns the root when the server sends it, and only what was sent otherwise', async () => {
+    const withRoot = createServer({ key: leaf.key.pkcs8Pem, cert: chainPem(leaf, inter, root) }, (socket) => socket.end());
+    withRoot.on('tlsClientError', () => undefined);
+    await new Promise<void>((resolve) => withRoot.listen(0, '127.0.0.1', resolve));
+    try {
+      const sent = await fetchPeerCertificates({ domain: 'localhost', port: (withRoot.address() as AddressInfo).port, trust });
+      expect(sent.handshakeWarning).toBeNull();
+      expect(sent.certificates.map((c) => Buffer.from(c.der).toString('hex'))).toEqual([leaf, inter, root].map((c) => Buffer.from(c.der).toString('hex')));
+    } finally {
+      await new Promise((resolve) => withRoot.close(resolve));
+    }
+    // The trust store holds the root, yet it is not added to a chain that did not carry it.
+    const notSent = await fetchPeerCertificates({ domain: 'localhost', port, trust });
+    expect(notSent.certificates).toHaveLength(2);
   });
 });

@@ -52,7 +52,8 @@ export {
 export type { ApiTlsConfig, MinTlsVersion, TlsConfigField } from './tls-options.js';
 export { clientCommonName, createClientCnGuard, INVALID_CN_MESSAGE } from './client-auth.js';
 export type { ClientCnGuard } from './client-auth.js';
-export { certinfoOperation, certinfoRequestSchema } from './certinfo-operation.js';
+export { certinfoOperation, certinfoRequestSchema, createCertinfoOperation } from './certinfo-operation.js';
+export type { CertinfoOperationOptions } from './certinfo-operation.js';
 export { createOpenApiDocument } from './openapi.js';
 export type { OpenApiOptions } from './openapi.js';
 export {
