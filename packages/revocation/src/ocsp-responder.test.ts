@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { TestPki } from '@certsmith/test-pki';
-import { parseCertificate } from '@certsmith/x509-core';
+import { DerReader, derExplicit, derOctetString, derOid, derSequence, elementBytes, parseCertificate } from '@certsmith/x509-core';
 
 import { buildOcspResponse, ocspValidity } from './ocsp-response-builder.js';
 import { parseOcspResponse } from './ocsp-response-parser.js';
@@ -38,6 +38,13 @@ const memorySource: OcspResponseSource = {
 
 function serialOf(der: Uint8Array): bigint {
   return BigInt(`0x${parseCertificate(der).serialNumberHex}`);
+}
+
+/** The requestList SEQUENCE of a DER OCSPRequest made by openssl (no extensions). */
+function readElementList(request: Uint8Array): Uint8Array {
+  const outer = new DerReader(request).sequence();
+  const tbs = outer.sequence();
+  return elementBytes(request, tbs.expect(0x30));
 }
 
 function requestDer(args: string[]): Uint8Array {
@@ -209,6 +216,20 @@ describe('OcspResponder.handle', () => {
     // By default the nonce is ignored, as CFSSL does.
     const ignoring = await responder({ issuers: [createOcspIssuer(identity)] }).handle({ method: 'POST', path: '/', body: request });
     expect(parseOcspResponse(ignoring.body).basic!.nonce).toBeNull();
+  });
+});
+
+describe('OcspResponder nonce limits', () => {
+  it('refuses a nonce over 32 octets when it signs nonces, and ignores it otherwise', async () => {
+    const base = requestDer(['-cert', leafFile, '-no_nonce']);
+    const certIdRequest = readElementList(base);
+    const nonce = derOctetString(derOctetString(new Uint8Array(33)));
+    const extension = derExplicit(2, derSequence(derSequence(derOid('1.3.6.1.5.5.7.48.1.2'), nonce)));
+    const request = derSequence(derSequence(certIdRequest, extension));
+    const signing = await responder({ issuers: [createOcspIssuer(identity)], nonces: 'sign' }).handle({ method: 'POST', path: '/', body: request });
+    expect(signing.status).toBe(400);
+    const ignoring = await responder().handle({ method: 'POST', path: '/', body: request });
+    expect(ignoring.status).toBe(200);
   });
 });
 

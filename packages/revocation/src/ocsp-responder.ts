@@ -17,7 +17,8 @@
  *   when the stored response uses another CertID hash and the responder can sign for that CA, it
  *   answers with a response re-signed for the requested hash (cached), else with the stored one;
  * - nonces (RFC 8954) are echoed when `nonces: 'sign'` and the responder can sign for the CA (a fresh
- *   signature per request, never cached); by default they are ignored as CFSSL does;
+ *   signature per request, never cached; nonces over 32 octets are malformedRequest); by default
+ *   they are ignored as CFSSL does;
  * - 405 carries `Allow: GET, POST`.
  */
 import type { CertId } from './cert-id.js';
@@ -114,6 +115,12 @@ export function ifNoneMatchMatches(ifNoneMatch: string, etag: string): boolean {
   return false;
 }
 
+/** A nonce extnValue holding an OCTET STRING of 1–32 octets (RFC 8954); older clients' raw values up to 32 octets too. */
+function isAcceptableNonce(extnValue: Uint8Array): boolean {
+  if (extnValue.length >= 3 && extnValue[0] === 0x04 && extnValue[1] === extnValue.length - 2) return extnValue.length - 2 >= 1 && extnValue.length - 2 <= 32;
+  return extnValue.length >= 1 && extnValue.length <= 32;
+}
+
 function errorAnswer(status: number, body: Uint8Array): OcspHttpResponse {
   return { status, headers: { 'Content-Type': OCSP_CONTENT_TYPE, 'Cache-Control': NO_CACHE }, body };
 }
@@ -154,6 +161,9 @@ export class OcspResponder {
     } catch {
       return errorAnswer(400, MALFORMED);
     }
+    // RFC 8954 2.1: a nonce is 1–32 octets; a responder that echoes nonces rejects longer ones
+    // (otherwise any client could make it sign and return arbitrary data).
+    if (this.signNonces && ocspRequest.nonce !== null && !isAcceptableNonce(ocspRequest.nonce)) return errorAnswer(400, MALFORMED);
     const certId = ocspRequest.certIds[0]!;
     const issuer = this.directory.find(certId);
     const lookup: OcspLookup = {
