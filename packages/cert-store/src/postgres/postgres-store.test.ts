@@ -70,3 +70,81 @@ describe('postgres: values as CFSSL (lib/pq) writes them', () => {
     }
   });
 });
+
+describe('postgres: several instances on one database', () => {
+  /** Resolves with the first change `store` reports, or rejects after `ms`. */
+  function nextChange(store: Awaited<ReturnType<typeof openStore>>, ms: number) {
+    let resolveChange: (change: import('../model.js').CertificateChange) => void = () => undefined;
+    const promise = new Promise<import('../model.js').CertificateChange>((resolve) => (resolveChange = resolve));
+    // Polling is slowed to a minute: only NOTIFY (or the catch-up after a reconnect) can deliver in time.
+    const watch = store.watchChanges((change) => resolveChange(change), { pollIntervalMs: 60_000 });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no change within ${ms} ms`)), ms);
+    });
+    return {
+      change: Promise.race([promise, timeout]).finally(() => clearTimeout(timer)),
+      close: () => watch.close(),
+    };
+  }
+
+  it('migrates once when instances start together, and shares CRL numbers', async () => {
+    const dataSource = await nextDatabase();
+    const config = { driver: 'postgres' as const, dataSource };
+    const stores = await Promise.all([openStore(config), openStore(config), openStore(config)]);
+    try {
+      const client = new pg.Client({ connectionString: dataSource });
+      await client.connect();
+      try {
+        const { rows } = await client.query('SELECT version_id FROM goose_db_version ORDER BY id');
+        expect(rows.map((r) => Number(r.version_id))).toEqual([0, 1, 2]);
+      } finally {
+        await client.end();
+      }
+      const numbers = await Promise.all(stores.flatMap((store) => Array.from({ length: 5 }, () => store.nextCrlNumber('ca'))));
+      expect([...numbers].sort((a, b) => Number(a - b))).toEqual(Array.from({ length: 15 }, (_, i) => BigInt(i + 1)));
+    } finally {
+      await Promise.all(stores.map((store) => store.close()));
+    }
+  });
+
+  it("tells another instance about a revocation through NOTIFY, also after the server restarted", async () => {
+    const config = { driver: 'postgres' as const, dataSource: await nextDatabase() };
+    const a = await openStore(config);
+    const b = await openStore(config, { postgres: { onBackgroundError: () => undefined } });
+    const issuer = testIssuer('Postgres Notify CA');
+    try {
+      const first = await a.recordCertificate({ certificate: issuer.leaf('notify1.example').pem });
+      const second = await a.recordCertificate({ certificate: issuer.leaf('notify2.example').pem });
+      const watch = nextChange(b, 5000);
+      // Let the watch take its starting point and LISTEN.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await a.revokeCertificate(first.serial, first.authorityKeyId, 1);
+      expect(await watch.change).toMatchObject({ serial: first.serial, status: 'revoked', reason: 1 });
+      await watch.close();
+
+      const afterRestart = nextChange(b, 15_000);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      cluster.stopServer();
+      cluster.startServer();
+      // The store reconnects by itself; the first calls after a restart may still meet a dead pooled connection.
+      let revoked = false;
+      for (let attempt = 0; attempt < 20 && !revoked; attempt += 1) {
+        revoked = await a.revokeCertificate(second.serial, second.authorityKeyId, 4).then(
+          () => true,
+          async (error: { code: number }) => {
+            expect(error.code).toBe(503);
+            await new Promise((resolve) => setTimeout(resolve, 250));
+            return false;
+          },
+        );
+      }
+      expect(revoked).toBe(true);
+      expect(await afterRestart.change).toMatchObject({ serial: second.serial, status: 'revoked', reason: 4 });
+      await afterRestart.close();
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});
