@@ -32,6 +32,7 @@ export type {
   ChangeSubscription,
 } from './model.js';
 export { serialToDecimal, normaliseAuthorityKeyId } from './certificate-row.js';
+export { iterateCertificates, iterateOcspResponses } from './iterate.js';
 export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './cursor.js';
 export { DEFAULT_TIDY_BUFFER_MS, DEFAULT_EXPIRING_WINDOW_MS, DEFAULT_CHANGE_RETENTION_MS } from './store-helpers.js';
 export {

@@ -7,6 +7,7 @@ import type { Store } from '../store.js';
 import { serialToDecimal } from '../certificate-row.js';
 import type { CertificateChange } from '../model.js';
 import { testIssuer } from './certificates.js';
+import { iterateCertificates, iterateOcspResponses } from '../iterate.js';
 
 /** Opens a fresh, migrated, empty store for one test. */
 export type StoreFactory = () => Promise<Store>;
@@ -185,6 +186,9 @@ export function describeStoreConformance(driver: string, open: StoreFactory): vo
         } while (cursor !== undefined && pages < 10);
         expect(pages).toBe(3);
         expect(new Set(seen).size).toBe(230);
+        const iterated: string[] = [];
+        for await (const c of iterateCertificates(store, { label: 'paged', limit: 64 })) iterated.push(c.serial);
+        expect(iterated).toEqual(seen);
         const first = await store.listCertificates({ label: 'paged', limit: 10 });
         await expectCode(store.listCertificates({ label: 'other', cursor: first.nextCursor! }), 400);
         await expectCode(store.listCertificates({ cursor: 'garbage' }), 400);
@@ -296,6 +300,9 @@ export function describeStoreConformance(driver: string, open: StoreFactory): vo
         expect(Buffer.from(stored!.body).equals(Buffer.from(updated))).toBe(true);
         expect(stored!.expiry!.getTime()).toBe(expiry.getTime());
         expect((await store.listOcspResponses({ expiresAfter: new Date() })).responses).toHaveLength(1);
+        const iterated = [];
+        for await (const r of iterateOcspResponses(store, { expiresAfter: new Date(), limit: 1 })) iterated.push(r.serial);
+        expect(iterated).toEqual([record.serial]);
         expect((await store.listOcspResponses({ expiresAfter: new Date(Date.now() + 2 * DAY) })).responses).toHaveLength(0);
         expect(await store.getOcspResponse(record.serial, 'ff')).toBeNull();
       } finally {

@@ -1,0 +1,34 @@
+/**
+ * Every row of a filtered listing as an async iterable, one page at a time (bounded memory): what
+ * a CRL builder (`status: 'revoked'`, the CA's AKI, `expiresAfter: now`), an OCSP refresh or
+ * `ocspdump` (`expiresAfter: now`) reads.
+ */
+import type { CertificateRecord, ListCertificatesOptions, ListOcspResponsesOptions, OcspResponseRecord } from './model.js';
+import type { Store } from './store.js';
+
+/** All certificates matching the filters, in the listing's order; pages of `limit` (default 1000). */
+export async function* iterateCertificates(
+  store: Pick<Store, 'listCertificates'>,
+  filters: Omit<ListCertificatesOptions, 'cursor'> = {},
+): AsyncGenerator<CertificateRecord> {
+  let cursor: string | undefined;
+  // Bounded by the table: every page moves the keyset cursor forward.
+  do {
+    const page = await store.listCertificates({ limit: 1000, ...filters, ...(cursor === undefined ? {} : { cursor }) });
+    yield* page.certificates;
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor !== undefined);
+}
+
+/** All stored OCSP responses matching the filters, in (serial, AKI) order; pages of `limit` (default 1000). */
+export async function* iterateOcspResponses(
+  store: Pick<Store, 'listOcspResponses'>,
+  filters: Omit<ListOcspResponsesOptions, 'cursor'> = {},
+): AsyncGenerator<OcspResponseRecord> {
+  let cursor: string | undefined;
+  do {
+    const page = await store.listOcspResponses({ limit: 1000, ...filters, ...(cursor === undefined ? {} : { cursor }) });
+    yield* page.responses;
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor !== undefined);
+}
