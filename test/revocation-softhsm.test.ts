@@ -61,7 +61,7 @@ describe('revocation signed on SoftHSM', () => {
       issuer: ca.revocation,
       crlNumber: 7n,
       nextUpdate: new Date(Date.now() + 86_400_000),
-      revoked: [{ serialNumber: 1234n, revokedAt: new Date(), reason: 1 }, { serialNumber: '5678', revokedAt: new Date() }],
+      revoked: [{ serial: 1234n, revokedAt: new Date(), reason: 1 }, { serial: '5678', revokedAt: new Date() }],
     });
     const crlFile = join(dir, `${label}.crl`);
     writeFileSync(crlFile, crl.der);

@@ -35,10 +35,10 @@ describe('buildCrl', () => {
       thisUpdate: new Date('2026-11-25T23:30:00.500Z'),
       nextUpdate: new Date('2026-12-02T23:30:00Z'),
       revoked: [
-        { serialNumber: '564142266705163047067434699488539944656098241192', revokedAt, reason: RevocationReason.keyCompromise },
-        { serialNumber: 255n, revokedAt, reason: 0 },
-        { serialNumber: '1', revokedAt },
-        { serialNumber: 7n, revokedAt, reason: RevocationReason.certificateHold },
+        { serial: '564142266705163047067434699488539944656098241192', revokedAt, reason: RevocationReason.keyCompromise },
+        { serial: 255n, revokedAt, reason: 0 },
+        { serial: '1', revokedAt },
+        { serial: 7n, revokedAt, reason: RevocationReason.certificateHold },
       ],
     });
     expect(crl).toMatchObject({ crlNumber: 42n, entryCount: 4, thisUpdate: new Date('2026-11-25T23:30:00Z') });
@@ -74,7 +74,7 @@ describe('buildCrl', () => {
       issuer: signer,
       crlNumber: 1n,
       nextUpdate: new Date(Date.now() + 3_600_000),
-      revoked: [{ serialNumber: BigInt(`0x${parseCertificate(revoked.der).serialNumberHex}`), revokedAt: new Date(), reason: 1 }],
+      revoked: [{ serial: BigInt(`0x${parseCertificate(revoked.der).serialNumberHex}`), revokedAt: new Date(), reason: 1 }],
     });
     const args = ['verify', '-crl_check', '-CAfile', files.file('check-ca.pem', ca.pem), '-CRLfile', files.file('check.crl.pem', encodePem('X509 CRL', crl.der))];
     const rejected = openssl([...args, files.file('revoked.pem', revoked.pem)]);
@@ -109,7 +109,7 @@ describe('buildCrl', () => {
       issuer: signer,
       crlNumber: 3n,
       nextUpdate: new Date(Date.now() + 3_600_000),
-      revoked: [{ serialNumber: 5n, revokedAt: new Date(), reason: RevocationReason.removeFromCRL }, { serialNumber: 6n, revokedAt: new Date() }],
+      revoked: [{ serial: 5n, revokedAt: new Date(), reason: RevocationReason.removeFromCRL }, { serial: 6n, revokedAt: new Date() }],
     });
     expect(crl.entryCount).toBe(1);
     const text = opensslText(['crl', '-inform', 'DER', '-in', files.file('remove.crl', crl.der), '-noout', '-text']);
@@ -120,7 +120,7 @@ describe('buildCrl', () => {
   it('reads entries from an async iterable and writes GeneralizedTime from 2050', async () => {
     const { ca, signer } = await caSigner('rsa-2048');
     async function* rows() {
-      for (let i = 1; i <= 300; i++) yield { serialNumber: BigInt(i) * 1_000_003n, revokedAt: new Date(Date.UTC(2051, 0, 1)), reason: i % 2 };
+      for (let i = 1; i <= 300; i++) yield { serial: BigInt(i) * 1_000_003n, revokedAt: new Date(Date.UTC(2051, 0, 1)), reason: i % 2 };
     }
     const crl = await buildCrl({ issuer: signer, crlNumber: 2n ** 150n, thisUpdate: new Date(Date.UTC(2051, 0, 2)), nextUpdate: new Date(Date.UTC(2051, 0, 9)), revoked: rows() });
     expect(crl.entryCount).toBe(300);
@@ -136,9 +136,10 @@ describe('buildCrl', () => {
     ['a negative CRL number', { crlNumber: -1n }, 'crlNumber must be an integer from 0 to 2^159-1'],
     ['a CRL number over 20 octets', { crlNumber: 2n ** 159n }, 'crlNumber must be an integer from 0 to 2^159-1'],
     ['nextUpdate before thisUpdate', { nextUpdate: new Date(Date.UTC(2000, 0, 1)) }, 'must not be before thisUpdate'],
-    ['a non-decimal serial', { revoked: [{ serialNumber: 'abc', revokedAt: new Date() }] }, 'serial number must be a decimal integer, got "abc"'],
-    ['the unassigned reason 7', { revoked: [{ serialNumber: 1n, revokedAt: new Date(), reason: 7 }] }, 'revoked[0].reason 7 is not an RFC 5280 CRLReason code'],
-    ['an invalid revocation date', { revoked: [{ serialNumber: 1n, revokedAt: new Date(Number.NaN) }] }, 'revoked[0].revokedAt must be a valid date'],
+    ['a non-decimal serial', { revoked: [{ serial: 'abc', revokedAt: new Date() }] }, 'serial number must be a decimal integer, got "abc"'],
+    ['the unassigned reason 7', { revoked: [{ serial: 1n, revokedAt: new Date(), reason: 7 }] }, 'revoked[0].reason 7 is not an RFC 5280 CRLReason code'],
+    ['an invalid revocation date', { revoked: [{ serial: 1n, revokedAt: new Date(Number.NaN) }] }, 'revoked[0] (serial 1) has no valid revocation date'],
+    ['a missing revocation date', { revoked: [{ serial: 2n, revokedAt: null }] }, 'revoked[0] (serial 2) has no valid revocation date'],
   ] as const)('rejects %s with code 400', async (_name, override, message) => {
     const { signer } = await caSigner('ecdsa-p256');
     const options = { issuer: signer, crlNumber: 1n, nextUpdate: new Date(Date.now() + 60_000), revoked: [], ...override };

@@ -26,10 +26,10 @@ import { crlTime, crlTimeSize, wholeSeconds, writeCrlTime } from './time-encodin
 
 /** One revoked certificate to list. */
 export interface RevokedCertificate {
-  /** Serial as a bigint or CFSSL's decimal text. */
-  serialNumber: SerialNumber;
-  /** When it was revoked (whole seconds are written). */
-  revokedAt: Date;
+  /** Serial as a bigint or CFSSL's decimal text (a store `CertificateRecord` is a valid entry). */
+  serial: SerialNumber;
+  /** When it was revoked (whole seconds are written); a row without one is refused. */
+  revokedAt: Date | null;
   /** RFC 5280 CRLReason code; absent or 0 writes no reason extension. */
   reason?: number;
 }
@@ -100,9 +100,9 @@ function writeEntry(sink: DerSink, entry: RevokedCertificate, index: number): bo
   }
   const revokedAt = entry.revokedAt;
   if (!(revokedAt instanceof Date) || Number.isNaN(revokedAt.getTime())) {
-    throw new RevocationRequestError(`revoked[${index}].revokedAt must be a valid date`);
+    throw new RevocationRequestError(`revoked[${index}] (serial ${String(entry.serial)}) has no valid revocation date`);
   }
-  const serial = integerContent(serialToBigInt(entry.serialNumber));
+  const serial = integerContent(serialToBigInt(entry.serial));
   const content = tlvSize(serial.length) + crlTimeSize(revokedAt) + (extensions?.length ?? 0);
   const offset = sink.reserve(tlvSize(content));
   const out = sink.bytes;

@@ -50,7 +50,7 @@ describe('CrlCache', () => {
   it('rebuilds with a higher CRL number after invalidate (a revocation)', async () => {
     const { issuer, store, cache } = await setUp();
     const first = await cache.get(issuer);
-    store.revoked.set(issuer.keyIdentifierHex, [{ serialNumber: 9n, revokedAt: new Date(), reason: 1 }]);
+    store.revoked.set(issuer.keyIdentifierHex, [{ serial: 9n, revokedAt: new Date(), reason: 1 }]);
     cache.invalidate(issuer.keyIdentifierHex);
     const second = await cache.get(issuer);
     expect(second.crlNumber).toBe(2n);
@@ -69,7 +69,7 @@ describe('CrlCache', () => {
 
   it('keeps one CRL per CA', async () => {
     const { issuer, other, store, cache } = await setUp();
-    store.revoked.set(other.keyIdentifierHex, [{ serialNumber: 1n, revokedAt: new Date() }]);
+    store.revoked.set(other.keyIdentifierHex, [{ serial: 1n, revokedAt: new Date() }]);
     expect((await cache.get(issuer)).entryCount).toBe(0);
     expect((await cache.get(other)).entryCount).toBe(1);
     expect((await cache.get(other)).issuerKeyId).toBe(other.keyIdentifierHex);

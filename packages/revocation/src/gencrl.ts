@@ -121,6 +121,6 @@ export async function generateCrl(options: GenerateCrlOptions): Promise<Crl> {
     crlNumber: options.crlNumber ?? BigInt(Math.floor(now.getTime() / 1000)),
     thisUpdate: now,
     nextUpdate: new Date(now.getTime() + seconds * 1000),
-    revoked: serials.map((serialNumber) => ({ serialNumber, revokedAt: now })),
+    revoked: serials.map((serial) => ({ serial, revokedAt: now })),
   });
 }

@@ -63,7 +63,7 @@ export { createOcspRequestListener } from './ocsp-request-listener.js';
 export type { OcspRequestListenerOptions } from './ocsp-request-listener.js';
 export { createOcspFileSource, formatOcspResponseFile } from './ocsp-file-source.js';
 export type { OcspFileSource, OcspFileSourceOptions } from './ocsp-file-source.js';
-export type { CrlStore, OcspResponseStore, CertificateStatusRecord, OcspResponseRecord } from './store-ports.js';
+export type { CrlStore, OcspResponseStore, CertificateStatusRecord, SignedOcspResponse } from './store-ports.js';
 export { createStoreOcspSource } from './store-ocsp-source.js';
 export type { StoreOcspSource, StoreOcspSourceOptions } from './store-ocsp-source.js';
 export { CrlCache, DEFAULT_CRL_VALIDITY_MS } from './crl-cache.js';

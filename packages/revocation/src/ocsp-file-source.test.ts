@@ -37,7 +37,7 @@ function lookup(identity: OcspSigningIdentity, hashAlgorithm: CertIdHashAlgorith
   const hashes = identity.issuerHashes(hashAlgorithm);
   return {
     certId: { hashAlgorithm, issuerNameHash: hashes.nameHash, issuerKeyHash: hashes.keyHash, serialNumber: Uint8Array.of(0x10, 0x92) },
-    serialNumber: SERIAL.toString(),
+    serial: SERIAL.toString(),
     authorityKeyId: null,
     issuer: known ? createOcspIssuer(identity.issuer) : null,
   };
@@ -81,7 +81,7 @@ describe('createOcspFileSource', () => {
   it('returns null for an unknown serial', () => {
     const source = createOcspFileSource('');
     expect(source.size).toBe(0);
-    expect(source.find({ ...lookup(byA, 'SHA1'), serialNumber: '1' })).toBeNull();
+    expect(source.find({ ...lookup(byA, 'SHA1'), serial: '1' })).toBeNull();
     expect(parseCertificate(a.leaf.der).serialNumberHex).not.toBe('');
   });
 });

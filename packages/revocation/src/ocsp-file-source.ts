@@ -36,7 +36,7 @@ export function createOcspFileSource(text: string, options: OcspFileSourceOption
     try {
       if (!/^[A-Za-z0-9+/]*={0,2}$/.test(piece) || piece.length % 4 !== 0) throw new Error('not standard base64');
       const prepared = prepareOcspResponse(Uint8Array.from(Buffer.from(piece, 'base64')));
-      const list = bySerial.get(prepared.serialNumber) ?? [];
+      const list = bySerial.get(prepared.serial) ?? [];
       const algorithm = prepared.single.certId.hashAlgorithm;
       // A later response for the same certificate replaces the earlier one, as in CFSSL.
       const same = list.findIndex((entry) => entry.single.certId.hashAlgorithm === algorithm && entry.issuerKeyHash === prepared.issuerKeyHash);
@@ -44,7 +44,7 @@ export function createOcspFileSource(text: string, options: OcspFileSourceOption
         list.push(prepared);
         size++;
       } else list[same] = prepared;
-      bySerial.set(prepared.serialNumber, list);
+      bySerial.set(prepared.serial, list);
     } catch (error) {
       options.onInvalid?.(index + 1, error as Error);
     }
@@ -53,7 +53,7 @@ export function createOcspFileSource(text: string, options: OcspFileSourceOption
   return {
     size,
     find(lookup) {
-      const candidates = bySerial.get(lookup.serialNumber);
+      const candidates = bySerial.get(lookup.serial);
       if (candidates === undefined) return null;
       const requestAlgorithm = lookup.certId.hashAlgorithm;
       const requestKeyHash = hex(lookup.certId.issuerKeyHash);

@@ -6,7 +6,7 @@ import { refreshOcspResponses, ocspStatusOf, signOcspForRecord } from './ocsp-re
 import { parseOcspResponse } from './ocsp-response-parser.js';
 import { createOcspSigningIdentity } from './ocsp-signing-identity.js';
 import { createRevocationSigner } from './revocation-signer.js';
-import type { CertificateStatusRecord, OcspResponseRecord } from './store-ports.js';
+import type { CertificateStatusRecord, SignedOcspResponse } from './store-ports.js';
 import { keySigner } from './test-support/pki.js';
 
 const NOW = new Date('2026-11-25T23:27:06Z');
@@ -16,8 +16,8 @@ async function identityFor(name: string) {
   return createOcspSigningIdentity({ signer: await createRevocationSigner(keySigner(ca)) });
 }
 
-function row(authorityKeyId: string, serialNumber: string, status = 'good', reason = 0, revokedAt: Date | null = null): CertificateStatusRecord {
-  return { serialNumber, authorityKeyId, status, reason, revokedAt, expiry: new Date('2027-01-01T00:00:00Z') };
+function row(authorityKeyId: string, serial: string, status = 'good', reason = 0, revokedAt: Date | null = null): CertificateStatusRecord {
+  return { serial, authorityKeyId, status, reason, revokedAt };
 }
 
 describe('refreshOcspResponses', () => {
@@ -25,7 +25,7 @@ describe('refreshOcspResponses', () => {
     const a = await identityFor('refresh A');
     const b = await identityFor('refresh B');
     const identities = new Map([[a.signer.keyIdentifierHex, a], [b.signer.keyIdentifierHex, b]]);
-    const saved: OcspResponseRecord[] = [];
+    const saved: SignedOcspResponse[] = [];
     const result = await refreshOcspResponses({
       certificates: [
         row(a.signer.keyIdentifierHex, '1'),
@@ -36,9 +36,9 @@ describe('refreshOcspResponses', () => {
       save: async (record) => void saved.push(record),
       now: NOW,
     });
-    expect(result).toEqual({ signed: 2, skipped: [{ serialNumber: '2', authorityKeyId: '00ff' }], failed: [] });
+    expect(result).toEqual({ signed: 2, skipped: [{ serial: '2', authorityKeyId: '00ff' }], failed: [] });
     expect(saved.map((record) => record.expiry)).toEqual([new Date('2026-11-29T23:00:00Z'), new Date('2026-11-29T23:26:23Z')]);
-    const revoked = parseOcspResponse(saved[1]!.der).basic!.responses[0]!;
+    const revoked = parseOcspResponse(saved[1]!.body).basic!.responses[0]!;
     expect(revoked).toMatchObject({ status: 'revoked', reason: 1, revokedAt: new Date('2026-11-25T23:26:23Z'), nextUpdate: new Date('2026-11-29T23:26:23Z') });
   });
 
@@ -51,7 +51,7 @@ describe('refreshOcspResponses', () => {
       now: NOW,
     });
     expect(result.signed).toBe(1);
-    expect(result.failed).toEqual([{ serialNumber: 'x', authorityKeyId: a.signer.keyIdentifierHex, error: expect.objectContaining({ code: 400 }) }]);
+    expect(result.failed).toEqual([{ serial: 'x', authorityKeyId: a.signer.keyIdentifierHex, error: expect.objectContaining({ code: 400 }) }]);
   });
 });
 
@@ -67,7 +67,7 @@ describe('signOcspForRecord', () => {
   it('returns the row to upsert under the row key', async () => {
     const a = await identityFor('refresh D');
     const record = await signOcspForRecord(a, row(a.signer.keyIdentifierHex, '77'), { now: NOW, intervalMs: 3_600_000 });
-    expect(record).toMatchObject({ serialNumber: '77', authorityKeyId: a.signer.keyIdentifierHex, expiry: new Date('2026-11-26T00:00:00Z') });
-    expect(parseOcspResponse(record.der).basic!.responses[0]!.certId.serialNumber).toEqual(Uint8Array.of(77));
+    expect(record).toMatchObject({ serial: '77', authorityKeyId: a.signer.keyIdentifierHex, expiry: new Date('2026-11-26T00:00:00Z') });
+    expect(parseOcspResponse(record.body).basic!.responses[0]!.certId.serialNumber).toEqual(Uint8Array.of(77));
   });
 });

@@ -12,7 +12,7 @@ import type { OcspCertStatus } from './ocsp-response-builder.js';
 import { DEFAULT_OCSP_INTERVAL_MS, buildOcspResponse, ocspValidity } from './ocsp-response-builder.js';
 import type { OcspSigningIdentity } from './ocsp-signing-identity.js';
 import { RevocationReason } from './revocation-reason.js';
-import type { CertificateStatusRecord, OcspResponseRecord } from './store-ports.js';
+import type { CertificateStatusRecord, SignedOcspResponse } from './store-ports.js';
 
 /** Validity options shared by the signing functions. */
 export interface OcspSigningOptions {
@@ -34,11 +34,11 @@ export function ocspStatusOf(record: CertificateStatusRecord): { status: OcspCer
 }
 
 /** Sign the response for one row and return the `ocsp_responses` row to upsert. */
-export async function signOcspForRecord(identity: OcspSigningIdentity, record: CertificateStatusRecord, options: OcspSigningOptions = {}): Promise<OcspResponseRecord> {
+export async function signOcspForRecord(identity: OcspSigningIdentity, record: CertificateStatusRecord, options: OcspSigningOptions = {}): Promise<SignedOcspResponse> {
   const { status, reason, revokedAt } = ocspStatusOf(record);
   const validity = ocspValidity(options.now ?? new Date(), options.intervalMs ?? DEFAULT_OCSP_INTERVAL_MS, revokedAt);
-  const response = await buildOcspResponse({ identity, serialNumber: record.serialNumber, status, reason, revokedAt, ...validity });
-  return { serialNumber: record.serialNumber, authorityKeyId: record.authorityKeyId, der: response.der, expiry: validity.nextUpdate };
+  const response = await buildOcspResponse({ identity, serialNumber: record.serial, status, reason, revokedAt, ...validity });
+  return { serial: record.serial, authorityKeyId: record.authorityKeyId, body: response.der, expiry: validity.nextUpdate };
 }
 
 /** Options of {@link refreshOcspResponses}. */
@@ -47,17 +47,17 @@ export interface OcspRefreshOptions extends OcspSigningOptions {
   certificates: Iterable<CertificateStatusRecord> | AsyncIterable<CertificateStatusRecord>;
   /** The identity that signs for a CA (by lower-case hex AKI), `undefined` when this instance does not. */
   identityFor(authorityKeyId: string): OcspSigningIdentity | undefined;
-  /** Store one signed response (upsert). */
-  save(record: OcspResponseRecord): Promise<void>;
+  /** Store one signed response (upsert: `(response) => store.upsertOcspResponse(response)`). */
+  save(response: SignedOcspResponse): Promise<void>;
 }
 
 /** What a refresh did. */
 export interface OcspRefreshResult {
   signed: number;
   /** Rows of CAs no identity signs for. */
-  skipped: Array<{ serialNumber: string; authorityKeyId: string }>;
+  skipped: Array<{ serial: string; authorityKeyId: string }>;
   /** Rows whose signing or saving failed (the run went on). */
-  failed: Array<{ serialNumber: string; authorityKeyId: string; error: ErrorPayload }>;
+  failed: Array<{ serial: string; authorityKeyId: string; error: ErrorPayload }>;
 }
 
 /** CFSSL's ocsprefresh as a function, over any number of CAs. */
@@ -67,14 +67,14 @@ export async function refreshOcspResponses(options: OcspRefreshOptions): Promise
   for await (const record of options.certificates) {
     const identity = options.identityFor(record.authorityKeyId.toLowerCase());
     if (identity === undefined) {
-      result.skipped.push({ serialNumber: record.serialNumber, authorityKeyId: record.authorityKeyId });
+      result.skipped.push({ serial: record.serial, authorityKeyId: record.authorityKeyId });
       continue;
     }
     try {
       await options.save(await signOcspForRecord(identity, record, { now, intervalMs: options.intervalMs }));
       result.signed++;
     } catch (error) {
-      result.failed.push({ serialNumber: record.serialNumber, authorityKeyId: record.authorityKeyId, error: toErrorPayload(error) });
+      result.failed.push({ serial: record.serial, authorityKeyId: record.authorityKeyId, error: toErrorPayload(error) });
     }
   }
   return result;

@@ -32,7 +32,7 @@ const lookups: OcspLookup[] = [];
 const memorySource: OcspResponseSource = {
   find(lookup) {
     lookups.push(lookup);
-    return stored.get(lookup.serialNumber) ?? null;
+    return stored.get(lookup.serial) ?? null;
   },
 };
 
@@ -90,7 +90,7 @@ describe('OcspResponder.handle', () => {
   it('passes the store key (decimal serial, CA key identifier) to the source', async () => {
     lookups.length = 0;
     await responder({ issuers: [createOcspIssuer(h.ca.der)] }).handle({ method: 'POST', path: '/', body: requestDer(['-sha256', '-cert', leafFile]) });
-    expect(lookups[0]).toMatchObject({ serialNumber: serialOf(h.leaf.der).toString(), authorityKeyId: h.ca.subjectKeyIdHex.toLowerCase() });
+    expect(lookups[0]).toMatchObject({ serial: serialOf(h.leaf.der).toString(), authorityKeyId: h.ca.subjectKeyIdHex.toLowerCase() });
     lookups.length = 0;
     // Without known issuers, a SHA-1 CertID falls back to CFSSL's key: hex(issuerKeyHash); SHA-2 has none.
     await responder().handle({ method: 'POST', path: '/', body: requestDer(['-sha256', '-cert', leafFile]) });

@@ -57,7 +57,7 @@ export interface OcspLookup {
   /** The request's CertID (first entry). */
   certId: CertId;
   /** Decimal serial: CFSSL's `serial_number` key. */
-  serialNumber: string;
+  serial: string;
   /**
    * The CA's key identifier as lower-case hex — CFSSL's `authority_key_identifier` key: the known
    * issuer's SKI, else (SHA-1 CertIDs only) hex(issuerKeyHash) as CFSSL's lookup uses; `null` when
@@ -168,7 +168,7 @@ export class OcspResponder {
     const issuer = this.directory.find(certId);
     const lookup: OcspLookup = {
       certId,
-      serialNumber: decimalSerial(certId.serialNumber),
+      serial: decimalSerial(certId.serialNumber),
       authorityKeyId: issuer !== null ? issuer.keyIdentifier : certId.hashAlgorithm === 'SHA1' ? hex(certId.issuerKeyHash) : null,
       issuer,
     };

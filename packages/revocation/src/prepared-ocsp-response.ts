@@ -18,7 +18,7 @@ export interface PreparedOcspResponse {
   /** The first SingleResponse (the one CFSSL and certsmith answer with). */
   readonly single: OcspSingleResponse;
   /** Decimal serial of {@link single} (CFSSL's store key). */
-  readonly serialNumber: string;
+  readonly serial: string;
   /** Lower-case hex of the CertID's issuerKeyHash. */
   readonly issuerKeyHash: string;
   /** `"` + upper-case hex SHA-256 of the DER + `"`, as CFSSL. */
@@ -43,7 +43,7 @@ export function prepareOcspResponse(der: Uint8Array): PreparedOcspResponse {
   return {
     der,
     single,
-    serialNumber: decimalSerial(single.certId.serialNumber),
+    serial: decimalSerial(single.certId.serialNumber),
     issuerKeyHash: hex(single.certId.issuerKeyHash),
     etag: `"${createHash('sha256').update(der).digest('hex').toUpperCase()}"`,
     lastModified: httpDate(single.thisUpdate),

@@ -9,8 +9,7 @@ import { createRevocationSigner } from './revocation-signer.js';
 import { createStoreOcspSource } from './store-ocsp-source.js';
 import { keySigner } from './test-support/pki.js';
 
-const lookup = (serialNumber: string, authorityKeyId: string | null): OcspLookup =>
-  ({ certId: {} as never, serialNumber, authorityKeyId, issuer: null });
+const lookup = (serial: string, authorityKeyId: string | null): OcspLookup => ({ certId: {} as never, serial, authorityKeyId, issuer: null });
 
 describe('createStoreOcspSource', () => {
   it('queries the store by (serial, AKI), caches answers for the TTL and forgets on invalidate', async () => {
@@ -20,7 +19,7 @@ describe('createStoreOcspSource', () => {
     const queries: string[] = [];
     let clock = now;
     const source = createStoreOcspSource(
-      { findOcspResponse: async (serial, aki) => (queries.push(`${aki}/${serial}`), serial === '5' ? der : null) },
+      { getOcspResponse: async (serial, aki) => (queries.push(`${aki}/${serial}`), serial === '5' ? { body: der } : null) },
       { ttlMs: 5_000, now: () => clock },
     );
     expect((await source.find(lookup('5', 'ab')) as { der: Uint8Array } | null)?.der).toBe(der);

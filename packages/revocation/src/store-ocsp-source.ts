@@ -23,7 +23,7 @@ export interface StoreOcspSourceOptions {
 /** A store-backed source; {@link invalidate} after writing a response. */
 export interface StoreOcspSource extends OcspResponseSource {
   /** Forget the cached answer for one certificate, or everything. */
-  invalidate(serialNumber?: string, authorityKeyId?: string): void;
+  invalidate(serial?: string, authorityKeyId?: string): void;
   /** Cached answers. */
   readonly size: number;
 }
@@ -43,19 +43,19 @@ export function createStoreOcspSource(store: OcspResponseStore, options: StoreOc
     get size() {
       return cache.size;
     },
-    invalidate(serialNumber, authorityKeyId) {
-      if (serialNumber === undefined || authorityKeyId === undefined) cache.clear();
-      else cache.delete(`${authorityKeyId}:${serialNumber}`);
+    invalidate(serial, authorityKeyId) {
+      if (serial === undefined || authorityKeyId === undefined) cache.clear();
+      else cache.delete(`${authorityKeyId}:${serial}`);
     },
     async find(lookup: OcspLookup) {
       if (lookup.authorityKeyId === null) return null;
-      const key = `${lookup.authorityKeyId}:${lookup.serialNumber}`;
+      const key = `${lookup.authorityKeyId}:${lookup.serial}`;
       const at = now();
       const hit = cache.get(key);
       if (hit !== undefined && hit.until > at) return hit.response;
-      const der = await store.findOcspResponse(lookup.serialNumber, lookup.authorityKeyId);
+      const stored = await store.getOcspResponse(lookup.serial, lookup.authorityKeyId);
       // An unparsable stored body throws here and is answered internalError, as CFSSL.
-      const response = der === null ? null : prepareOcspResponse(der);
+      const response = stored === null ? null : prepareOcspResponse(stored.body);
       if (ttl > 0) {
         const until = Math.min(at + ttl, response?.nextUpdateMs ?? Number.POSITIVE_INFINITY);
         cache.delete(key);

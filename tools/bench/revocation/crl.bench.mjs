@@ -61,7 +61,7 @@ async function* rows(count, sample) {
   const revokedAt = new Date();
   for (let i = 0; i < count; i++) {
     if (i % 1000 === 0) sample();
-    yield { serialNumber: serials[i], revokedAt, reason: i % 3 === 0 ? 0 : (i % 6) + 1 };
+    yield { serial: serials[i], revokedAt, reason: i % 3 === 0 ? 0 : (i % 6) + 1 };
   }
 }
 

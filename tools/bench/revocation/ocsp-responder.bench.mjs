@@ -82,9 +82,9 @@ async function measure(name, responder, makeRequest) {
   return { case: name, 'CPU µs/request': (((used.user + used.system) / requestCount)).toFixed(2), 'wall µs/request': ((wall * 1000) / requestCount).toFixed(2), 'requests/s (1 thread)': Math.round(requestCount / (wall / 1000)) };
 }
 
-const preparedSource = { find: (lookup) => prepared.get(lookup.serialNumber) ?? null };
-const rawSource = { find: (lookup) => raw.get(lookup.serialNumber) ?? null };
-const freshRawSource = { find: (lookup) => { const der = raw.get(lookup.serialNumber); return der ? Uint8Array.from(der) : null; } };
+const preparedSource = { find: (lookup) => prepared.get(lookup.serial) ?? null };
+const rawSource = { find: (lookup) => raw.get(lookup.serial) ?? null };
+const freshRawSource = { find: (lookup) => { const der = raw.get(lookup.serial); return der ? Uint8Array.from(der) : null; } };
 const results = [
   await measure('POST, prepared responses (file source, server cache)', new revocation.OcspResponder({ source: preparedSource }), (i) => ({ method: 'POST', path: '/ocsp', body: requests[i & 4095] })),
   await measure('GET /ocsp/<base64>, prepared responses', new revocation.OcspResponder({ source: preparedSource, path: '/ocsp' }), (i) => ({ method: 'GET', path: getPaths[i & 4095] })),
