@@ -3,9 +3,11 @@
  * 001 and 002 at CFSSL HEAD, lifecycle spec §1.2) and are recorded in goose's `goose_db_version`
  * exactly as `goose up` would, so CFSSL's tooling sees them applied. They are written to be safe on
  * the databases CFSSL users really have: tables created by hand from the SQL files (no goose state),
- * CFSSL 1.2.0's schema (001 only), a half-applied 002. certsmith's own migrations only add tables,
- * indexes and triggers; they never change or drop what CFSSL reads and writes.
+ * CFSSL 1.2.0's schema (001 only), a half-applied 002. certsmith's own migrations add tables,
+ * indexes and triggers and never change what CFSSL reads and writes — except migration 4, which
+ * repairs SQLite files whose `bytea` declarations made SQLite round the stored serials.
  */
+import { authorityKeyIdHex, parseRecordedCertificate, serialToDecimal } from '../certificate-row.js';
 import type { SchemaConnection } from './schema-connection.js';
 import { tableColumns } from './schema-connection.js';
 
@@ -233,6 +235,116 @@ const certificateChanges: StoreMigration = {
   },
 };
 
+/** Columns that hold text; in SQLite their declared type must not give them numeric affinity. */
+export const SQLITE_TEXT_COLUMNS: Readonly<Record<string, readonly string[]>> = {
+  certificates: ['serial_number', 'authority_key_identifier', 'ca_label', 'status', 'pem'],
+  ocsp_responses: ['serial_number', 'authority_key_identifier', 'body'],
+};
+
+/** SQLite type affinity (sqlite.org/datatype3.html §3.1): only TEXT and BLOB affinities keep text as text. */
+export function keepsText(declared: string): boolean {
+  const type = declared.toUpperCase();
+  if (type.includes('INT')) return false;
+  return type.includes('CHAR') || type.includes('CLOB') || type.includes('TEXT') || type.includes('BLOB') || type === '';
+}
+
+/** Name of the migration that rebuilds SQLite tables declared with numeric affinity. */
+export const SQLITE_REBUILD_MIGRATION = 'certsmith_004_sqlite_text_columns';
+
+interface SqliteColumn {
+  name: string;
+  type: string;
+  notnull: number;
+  pk: number;
+}
+
+/** Recreate `table` with text columns declared `blob`, copying every value as stored (storage classes kept). */
+async function rebuildSqliteTable(connection: SchemaConnection, table: string): Promise<void> {
+  const columns = await connection.query<SqliteColumn>(`SELECT name, type, "notnull", pk FROM pragma_table_info(?)`, [table]);
+  const textColumns = SQLITE_TEXT_COLUMNS[table]!;
+  const keys = columns.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => `"${c.name}"`);
+  const definitions = columns.map(
+    (c) => `"${c.name}" ${textColumns.includes(c.name) ? 'blob' : c.type}${c.notnull === 1 ? ' NOT NULL' : ''}`,
+  );
+  const foreign = table === 'ocsp_responses'
+    ? ', FOREIGN KEY(serial_number, authority_key_identifier) REFERENCES certificates(serial_number, authority_key_identifier)'
+    : '';
+  const list = columns.map((c) => `"${c.name}"`).join(', ');
+  await connection.exec(`
+    CREATE TABLE certsmith_rebuild (${definitions.join(', ')}${keys.length > 0 ? `, PRIMARY KEY(${keys.join(', ')})` : ''}${foreign});
+    INSERT INTO certsmith_rebuild (${list}) SELECT ${list} FROM "${table}";
+    DROP TABLE "${table}";
+    ALTER TABLE certsmith_rebuild RENAME TO "${table}";`);
+}
+
+/** The decimal serial and AKI hex a stored PEM holds, or `null` when it does not parse. */
+function keyFromPem(pem: string): { serial: string; aki: string } | null {
+  try {
+    const certificate = parseRecordedCertificate(pem);
+    return { serial: serialToDecimal(certificate.serialNumberHex), aki: authorityKeyIdHex(certificate) };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * certsmith 4 (SQLite only): CFSSL's SQL of the 1.2.0 era declared the SQLite columns `bytea`, which
+ * gives them numeric affinity: SQLite stores a decimal serial (and an all-digit AKI) as a number and
+ * rounds it. The tables are rebuilt with CFSSL's current `blob` declarations, every value copied as
+ * it is stored, and numbers in the key columns replaced by the exact serial and AKI read from the
+ * row's certificate (OCSP rows follow their certificate). Nothing is done when the types are fine.
+ */
+const sqliteTextColumns: StoreMigration = {
+  name: SQLITE_REBUILD_MIGRATION,
+  async up(connection) {
+    if (connection.driver !== 'sqlite3') return;
+    let rebuilt = false;
+    const needsRebuild = async (table: string) => {
+      const columns = await tableColumns(connection, table);
+      return SQLITE_TEXT_COLUMNS[table]!.some((name) => columns.has(name) && !keepsText(columns.get(name)!));
+    };
+    const corrected = new Map<string, { serial: string; aki: string }>();
+    const rawKey = (serial: unknown, aki: unknown) => `${typeof serial}:${String(serial)}|${typeof aki}:${String(aki)}`;
+    if (await needsRebuild('certificates')) {
+      await rebuildSqliteTable(connection, 'certificates');
+      rebuilt = true;
+      const rows = await connection.query<{ rowid: number; s: unknown; a: unknown; pem: string }>(
+        `SELECT rowid, serial_number AS s, authority_key_identifier AS a, CAST(pem AS TEXT) AS pem FROM certificates
+         WHERE typeof(serial_number) IN ('integer', 'real') OR typeof(authority_key_identifier) IN ('integer', 'real')`,
+      );
+      for (const row of rows) {
+        const fromPem = keyFromPem(row.pem);
+        const serial = typeof row.s === 'number' || typeof row.s === 'bigint' ? (fromPem?.serial ?? String(row.s)) : String(row.s);
+        const aki = typeof row.a === 'number' || typeof row.a === 'bigint' ? (fromPem?.aki ?? String(row.a)) : String(row.a);
+        corrected.set(rawKey(row.s, row.a), { serial, aki });
+        await connection.query(`UPDATE certificates SET serial_number = ?, authority_key_identifier = ? WHERE rowid = ?`, [serial, aki, row.rowid]);
+      }
+      await connection.exec(
+        `UPDATE certificates SET ca_label = CAST(ca_label AS TEXT) WHERE typeof(ca_label) IN ('integer', 'real');
+         UPDATE certificates SET status = CAST(status AS TEXT) WHERE typeof(status) IN ('integer', 'real');`,
+      );
+    }
+    if (await needsRebuild('ocsp_responses')) {
+      await rebuildSqliteTable(connection, 'ocsp_responses');
+      rebuilt = true;
+      const rows = await connection.query<{ rowid: number; s: unknown; a: unknown }>(
+        `SELECT rowid, serial_number AS s, authority_key_identifier AS a FROM ocsp_responses
+         WHERE typeof(serial_number) IN ('integer', 'real') OR typeof(authority_key_identifier) IN ('integer', 'real')`,
+      );
+      for (const row of rows) {
+        const key = corrected.get(rawKey(row.s, row.a));
+        if (key !== undefined) {
+          await connection.query(`UPDATE ocsp_responses SET serial_number = ?, authority_key_identifier = ? WHERE rowid = ?`, [key.serial, key.aki, row.rowid]);
+        }
+      }
+    }
+    if (rebuilt) {
+      // Dropping a table drops its indexes and triggers: put certsmith's back, and re-index the names.
+      await connection.exec(`DELETE FROM certsmith_certificate_names; ${INVENTORY_SQLITE}; ${CHANGES_SQLITE}`);
+    }
+  },
+};
+
 /** Every migration, in the order they apply. */
 export const STORE_MIGRATIONS: readonly StoreMigration[] = [
   createCertificates,
@@ -240,6 +352,7 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = [
   inventoryIndexes,
   crlNumbers,
   certificateChanges,
+  sqliteTextColumns,
 ];
 
 /** Columns CFSSL's accessor reads and writes (`certdb.CertificateRecord`, `certdb.OCSPRecord`). */

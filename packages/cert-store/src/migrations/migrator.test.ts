@@ -88,6 +88,7 @@ const ALL = [
   'certsmith_001_inventory_indexes',
   'certsmith_002_crl_numbers',
   'certsmith_003_certificate_changes',
+  'certsmith_004_sqlite_text_columns',
 ];
 
 async function gooseRows(raw: RawDatabase): Promise<Array<[number, boolean]>> {
@@ -180,19 +181,38 @@ for (const driver of [sqlite, postgres]) {
   });
 }
 
-describe('sqlite3: checkStore', () => {
-  it('names columns declared bytea (numeric affinity: SQLite rounds serials stored there)', async () => {
+describe('sqlite3: migrateStore on a 1.2.0-era file (columns declared bytea)', () => {
+  it('rebuilds the tables with blob columns and restores the serials SQLite had rounded, from each certificate', async () => {
     const config = await sqlite.fresh();
+    const issuer = testIssuer('SQLite Bytea CA');
+    const serialHex = (n: number) => `4${n}`.padEnd(40, 'a1b2c3d4e5');
+    const leaves = [issuer.leaf('bytea1.example', { serialHex: serialHex(1) }), issuer.leaf('bytea2.example', { serialHex: serialHex(2) })];
+    // 20-byte serials, as CFSSL makes them: far beyond what a REAL keeps.
+    const serials = leaves.map((leaf) => serialToDecimal(leaf.serialHex));
     const raw = await sqlite.raw(config);
     try {
-      await raw.exec(`CREATE TABLE certificates (serial_number bytea NOT NULL, authority_key_identifier bytea NOT NULL, ca_label bytea,
-        status bytea NOT NULL, reason int, expiry timestamp, revoked_at timestamp, pem bytea NOT NULL, PRIMARY KEY(serial_number, authority_key_identifier))`);
+      await raw.exec(sqlite.legacySql(serials[0]!, leaves[0]!.pem).replaceAll(' blob', ' bytea'));
+      await raw.exec(`INSERT INTO certificates VALUES ('${serials[1]}', '${issuer.akiHex}', 'L', 'good', 0, '2099-01-01 00:00:00+00:00', '0001-01-01 00:00:00+00:00', '${leaves[1]!.pem}');
+        INSERT INTO ocsp_responses VALUES ('${serials[1]}', '${issuer.akiHex}', CAST(X'3003' AS TEXT), '2099-01-01 00:00:00+00:00');`);
+      expect((await raw.rows(`SELECT typeof(serial_number) AS t FROM certificates`)).map((r) => r.t)).toEqual(['real', 'real']);
     } finally {
       await raw.close();
     }
-    const status = await checkStore(config);
-    expect(status.problems).toHaveLength(1);
-    expect(status.problems[0]).toContain('certificates.serial_number, authority_key_identifier, ca_label, status, pem declared bytea');
+    expect((await checkStore(config)).pending).toContain('certsmith_004_sqlite_text_columns');
+    await migrateStore(config);
+    expect(await checkStore(config)).toMatchObject({ upToDate: true, problems: [] });
+    const store = await openStore(config, { migrations: 'check' });
+    try {
+      expect((await store.findCertificate(serials[0]!, issuer.akiHex))!.authorityKeyId).toBe('');
+      expect((await store.getCertificate(serials[1]!, issuer.akiHex))!.label).toBe('L');
+      expect(Buffer.from((await store.getOcspResponse(serials[1]!, issuer.akiHex))!.body).toString('hex')).toBe('3003');
+      expect((await store.listCertificates({ name: 'bytea2.example' })).certificates).toEqual([]);
+      const leaf = issuer.leaf('bytea3.example');
+      const record = await store.recordCertificate({ certificate: leaf.pem });
+      expect((await store.listCertificates({ name: 'bytea3.example' })).certificates.map((c) => c.serial)).toEqual([record.serial]);
+    } finally {
+      await store.close();
+    }
   });
 });
 

@@ -10,7 +10,7 @@ import type { UmzugStorage } from 'umzug';
 import { SchemaError } from '../errors.js';
 import type { SchemaConnection } from './schema-connection.js';
 import { tableColumns, tableExists } from './schema-connection.js';
-import { REQUIRED_COLUMNS, STORE_MIGRATIONS } from './migrations.js';
+import { REQUIRED_COLUMNS, SQLITE_TEXT_COLUMNS, STORE_MIGRATIONS, SQLITE_REBUILD_MIGRATION, keepsText } from './migrations.js';
 import type { StoreMigration } from './migrations.js';
 
 /** What {@link checkSchema} found. */
@@ -135,21 +135,6 @@ function umzugFor(connection: SchemaConnection, migrations: readonly StoreMigrat
   });
 }
 
-/** Columns that hold text; in SQLite their declared type must not give them numeric affinity. */
-const TEXT_COLUMNS: Readonly<Record<string, readonly string[]>> = {
-  certificates: ['serial_number', 'authority_key_identifier', 'ca_label', 'status', 'pem'],
-  ocsp_responses: ['serial_number', 'authority_key_identifier', 'body'],
-};
-
-/** SQLite type affinity (https://sqlite.org/datatype3.html §3.1): TEXT and BLOB affinities keep text as text. */
-function keepsText(declared: string): boolean {
-  const type = declared.toUpperCase();
-  if (type.includes('INT')) return false;
-  if (type.includes('CHAR') || type.includes('CLOB') || type.includes('TEXT')) return true;
-  if (type.includes('BLOB') || type === '') return true;
-  return false;
-}
-
 /** Column problems that migrating does not fix (a table created by some other tool). */
 async function columnProblems(connection: SchemaConnection, pending: readonly string[]): Promise<string[]> {
   const problems: string[] = [];
@@ -162,8 +147,8 @@ async function columnProblems(connection: SchemaConnection, pending: readonly st
     if (missing.length > 0 && !fixedByPending) {
       problems.push(`table ${table} lacks column${missing.length > 1 ? 's' : ''} ${missing.join(', ')} that CFSSL's migration 002 adds`);
     }
-    if (connection.driver === 'sqlite3') {
-      const numeric = TEXT_COLUMNS[table]!.filter((name) => columns.has(name) && !keepsText(columns.get(name)!));
+    if (connection.driver === 'sqlite3' && !pending.includes(SQLITE_REBUILD_MIGRATION)) {
+      const numeric = SQLITE_TEXT_COLUMNS[table]!.filter((name) => columns.has(name) && !keepsText(columns.get(name)!));
       if (numeric.length > 0) {
         problems.push(
           `${table}.${numeric.join(', ')} declared ${columns.get(numeric[0]!)} (the SQL of CFSSL 1.2.0's era): SQLite stores ` +
