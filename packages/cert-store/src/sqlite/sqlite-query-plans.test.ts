@@ -1,0 +1,61 @@
+/**
+ * The listing queries must be answered from an index in listing order (keyset pages stay fast on
+ * a large store: tools/bench/cert-store/list-page.bench.mjs); a plan that scans the table or sorts
+ * the whole of it would regress silently, so the plans are checked here.
+ */
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { migrateSchema } from '../migrations/migrator.js';
+import type { ListCertificatesOptions } from '../model.js';
+import { sqliteSchemaConnection } from './sqlite-database.js';
+import { SqliteOperations } from './sqlite-operations.js';
+
+async function plansOf(options: ListCertificatesOptions): Promise<string> {
+  const db = new Database(':memory:');
+  await migrateSchema(sqliteSchemaConnection(db));
+  const captured: string[] = [];
+  const prepare = db.prepare.bind(db);
+  db.prepare = ((sql: string) => {
+    captured.push(sql);
+    return prepare(sql);
+  }) as typeof db.prepare;
+  new SqliteOperations(db).listCertificates(options);
+  const sql = captured.at(-1)!;
+  const parameters = (sql.match(/\?/g) ?? []).map(() => null);
+  const plan = (prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...parameters) as Array<{ detail: string }>).map((row) => row.detail).join('\n');
+  db.close();
+  return plan;
+}
+
+const cursorOf = async (options: ListCertificatesOptions): Promise<string> => {
+  const db = new Database(':memory:');
+  await migrateSchema(sqliteSchemaConnection(db));
+  db.exec(`INSERT INTO certificates (serial_number, authority_key_identifier, ca_label, status, expiry, pem)
+    VALUES ('1', 'aa', 'l', 'revoked', '2030-01-01 00:00:00+00:00', 'p'), ('2', 'aa', 'l', 'revoked', '2030-01-02 00:00:00+00:00', 'p')`);
+  const cursor = new SqliteOperations(db).listCertificates({ ...options, limit: 1 }).nextCursor!;
+  db.close();
+  return cursor;
+};
+
+describe('SqliteOperations.listCertificates query plans', () => {
+  const indexed: Array<[string, ListCertificatesOptions, string]> = [
+    ['no filter', {}, 'certsmith_certificates_expiry'],
+    ['an expiry window', { expiresAfter: new Date('2029-01-01T00:00:00Z'), expiresBefore: new Date('2031-01-01T00:00:00Z') }, 'certsmith_certificates_expiry'],
+    ['a label', { label: 'l' }, 'certsmith_certificates_label_expiry'],
+    ['a status', { status: 'revoked' }, 'certsmith_certificates_status_expiry'],
+  ];
+  for (const [what, options, index] of indexed) {
+    it(`reads ${index} in order for ${what}, without sorting`, async () => {
+      const plan = await plansOf(options);
+      expect(plan).toContain(`USING INDEX ${index}`);
+      expect(plan).not.toContain('TEMP B-TREE');
+      const next = await plansOf({ ...options, cursor: await cursorOf(options) });
+      expect(next).toContain(`USING INDEX ${index}`);
+      expect(next).not.toContain('TEMP B-TREE');
+    });
+  }
+
+  it('finds names through the name index', async () => {
+    expect(await plansOf({ name: 'a.example' })).toMatch(/certsmith_certificate_names/);
+  });
+});
