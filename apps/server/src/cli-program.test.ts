@@ -39,6 +39,7 @@ describe('createProgram serve', () => {
         '-address', '0.0.0.0', '-port', '0', '-config', 'c.json', '-ca', 'ca.pem', '-ca-key', 'ca-key.pem',
         '-ca-bundle', 'roots.crt', '-int-bundle', 'ints.crt', '-metadata', 'meta.json', '--workers', '3',
         '--data-dir', '/tmp/d', '-loglevel', '0', '--max-body', '2048', '--max-queue', '5',
+        '-headers-timeout', '5000', '--body-timeout', '7000', '--max-connections', '64',
       ]),
     ).resolves.toEqual({
       address: '0.0.0.0',
@@ -54,6 +55,9 @@ describe('createProgram serve', () => {
       logLevel: 'debug',
       maxBodyBytes: 2048,
       maxQueue: 5,
+      headersTimeoutMs: 5000,
+      bodyTimeoutMs: 7000,
+      maxConnections: 64,
     });
   });
 

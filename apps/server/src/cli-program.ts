@@ -7,7 +7,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseMinTlsVersion } from '@certsmith/http-api';
 import { parseKeyPoolSizes } from '@certsmith/issuer';
 import type { LogLevel, MinTlsVersion } from '@certsmith/http-api';
-import { parseEndpointList } from './server-options.js';
+import { MAX_CONNECTIONS, MAX_TIMEOUT_MS, parseEndpointList } from './server-options.js';
 import type { ServerOptionsInput } from './server-options.js';
 import { registerHsmCommand } from './hsm-command.js';
 import { registerBundleCommand } from './commands/bundle.js';
@@ -70,6 +70,9 @@ export const SERVE_FLAGS: readonly string[] = [
   'loglevel',
   'max-body',
   'max-queue',
+  'headers-timeout',
+  'body-timeout',
+  'max-connections',
   'tls-cert',
   'tls-key',
   'min-tls-version',
@@ -135,6 +138,9 @@ export function createProgram(handlers: CliHandlers): Command {
     )
     .option('--max-body <bytes>', 'largest request body in bytes (default: 1048576)', integerParser(1, Number.MAX_SAFE_INTEGER))
     .option('--max-queue <n>', 'tasks that may wait for a worker before 503 (default: workers * 64)', integerParser(0, Number.MAX_SAFE_INTEGER))
+    .option('--headers-timeout <ms>', 'time a client has to send the request line and headers, else 408 and close (default: 10000)', integerParser(1, MAX_TIMEOUT_MS))
+    .option('--body-timeout <ms>', 'time a client has to send the request body once its headers are in, else 408 and close (default: 20000)', integerParser(1, MAX_TIMEOUT_MS))
+    .option('--max-connections <n>', 'most connections open at once; more are closed as soon as they are accepted (default: 1024)', integerParser(1, MAX_CONNECTIONS))
     .option('--tls-cert <file>', 'server certificate (PEM, intermediates may follow) for HTTPS; needs --tls-key')
     .option('--tls-key <file>', 'private key of --tls-cert (PEM); needs --tls-cert')
     .option('--min-tls-version <version>', 'lowest TLS version accepted: 1.2 or 1.3 (default: 1.2)', parseMinTlsVersionFlag)
@@ -181,6 +187,9 @@ interface ServeFlags {
   loglevel?: LogLevel;
   maxBody?: number;
   maxQueue?: number;
+  headersTimeout?: number;
+  bodyTimeout?: number;
+  maxConnections?: number;
   tlsCert?: string;
   tlsKey?: string;
   minTlsVersion?: MinTlsVersion;
@@ -218,6 +227,9 @@ function toServerOptionsInput(flags: ServeFlags): ServerOptionsInput {
   if (flags.loglevel !== undefined) input.logLevel = flags.loglevel;
   if (flags.maxBody !== undefined) input.maxBodyBytes = flags.maxBody;
   if (flags.maxQueue !== undefined) input.maxQueue = flags.maxQueue;
+  if (flags.headersTimeout !== undefined) input.headersTimeoutMs = flags.headersTimeout;
+  if (flags.bodyTimeout !== undefined) input.bodyTimeoutMs = flags.bodyTimeout;
+  if (flags.maxConnections !== undefined) input.maxConnections = flags.maxConnections;
   if (flags.tlsCert !== undefined) input.tlsCertFile = flags.tlsCert;
   if (flags.tlsKey !== undefined) input.tlsKeyFile = flags.tlsKey;
   if (flags.minTlsVersion !== undefined) input.minTlsVersion = flags.minTlsVersion;

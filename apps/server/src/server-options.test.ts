@@ -23,6 +23,9 @@ describe('resolveServerOptions', () => {
       maxQueue: 128,
       maxBodyBytes: 1024 * 1024,
       logLevel: 'info',
+      headersTimeoutMs: 10_000,
+      bodyTimeoutMs: 20_000,
+      maxConnections: 1024,
     });
   });
 
@@ -60,6 +63,9 @@ describe('resolveServerOptions', () => {
   it('rejects out-of-range numbers naming the flag', async () => {
     await expect(resolveServerOptions({ port: 70_000 })).rejects.toMatchObject({ code: 400, flag: '--port' });
     await expect(resolveServerOptions({ workers: 0 })).rejects.toMatchObject({ flag: '--workers' });
+    await expect(resolveServerOptions({ headersTimeoutMs: 0 })).rejects.toMatchObject({ flag: '--headers-timeout' });
+    await expect(resolveServerOptions({ bodyTimeoutMs: 3_600_001 })).rejects.toMatchObject({ flag: '--body-timeout' });
+    await expect(resolveServerOptions({ maxConnections: 0 })).rejects.toMatchObject({ flag: '--max-connections' });
   });
 });
 

@@ -7,7 +7,7 @@ import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MIN_TLS_VERSION, DEFAULT_SIGNER_TIMEOUT_MS, compileClientCnPattern, defaultWorkerCount, parseMinTlsVersion } from '@certsmith/http-api';
+import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS, DEFAULT_MIN_TLS_VERSION, DEFAULT_SIGNER_TIMEOUT_MS, compileClientCnPattern, defaultWorkerCount, parseMinTlsVersion } from '@certsmith/http-api';
 import type { LogLevel, MinTlsVersion } from '@certsmith/http-api';
 import { ErrorCode } from '@certsmith/x509-core';
 import { FILE_FLAG_CODES, ServerOptionError } from './errors.js';
@@ -40,6 +40,12 @@ export interface ServerOptions {
   maxBodyBytes: number;
   /** Tasks that may wait for a worker before requests get 503; default `workers * 64`. */
   maxQueue: number;
+  /** Time to receive a request's line and headers before 408 and close (`--headers-timeout`); default 10 000 ms. */
+  headersTimeoutMs: number;
+  /** Time to receive a request's body once its headers are in, before 408 and close (`--body-timeout`); default 20 000 ms. */
+  bodyTimeoutMs: number;
+  /** Most connections open at once; more are closed on accept (`--max-connections`); default 1024. */
+  maxConnections: number;
   /** How long shutdown waits for in-flight requests; default 10 000 ms. */
   shutdownTimeoutMs: number;
   /** Server certificate (and intermediates) for HTTPS (`-tls-cert`); HTTPS when given with `tlsKeyFile`. */
@@ -95,6 +101,12 @@ export const UNDISABLEABLE_ENDPOINTS: readonly string[] = ['health'];
 /** Largest `--signer-timeout` (what a Node timer can wait). */
 export const MAX_SIGNER_TIMEOUT_MS = 2_147_483_647;
 
+/** Largest `--headers-timeout` / `--body-timeout`: one hour (they exist to be short). */
+export const MAX_TIMEOUT_MS = 3_600_000;
+
+/** Largest `--max-connections`. */
+export const MAX_CONNECTIONS = 1_000_000;
+
 /** Split a CFSSL `-disable a,b` style list: trimmed, empty entries dropped (as Go's Split + lookup), unique. */
 export function parseEndpointList(value: string | readonly string[]): string[] {
   const items = typeof value === 'string' ? value.split(',') : value.flatMap((item) => item.split(','));
@@ -143,6 +155,9 @@ export async function resolveServerOptions(
     logLevel: input.logLevel ?? 'info',
     maxBodyBytes: input.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     maxQueue: input.maxQueue ?? workers * 64,
+    headersTimeoutMs: input.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
+    bodyTimeoutMs: input.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
+    maxConnections: input.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
     shutdownTimeoutMs: input.shutdownTimeoutMs ?? 10_000,
     minTlsVersion: DEFAULT_MIN_TLS_VERSION,
     disable: parseEndpointList(input.disable ?? []),
@@ -156,6 +171,9 @@ export async function resolveServerOptions(
   checkInteger('--workers', options.workers, 1, 1024);
   checkInteger('--max-body', options.maxBodyBytes, 1, Number.MAX_SAFE_INTEGER);
   checkInteger('--max-queue', options.maxQueue, 0, Number.MAX_SAFE_INTEGER);
+  checkInteger('--headers-timeout', options.headersTimeoutMs, 1, MAX_TIMEOUT_MS);
+  checkInteger('--body-timeout', options.bodyTimeoutMs, 1, MAX_TIMEOUT_MS);
+  checkInteger('--max-connections', options.maxConnections, 1, MAX_CONNECTIONS);
   checkInteger('shutdownTimeoutMs', options.shutdownTimeoutMs, 0, Number.MAX_SAFE_INTEGER);
   if (options.address === '') throw new ServerOptionError(ErrorCode.BadRequest, '--address', 'must not be empty');
   checkInteger('--signer-timeout', options.signerTimeoutMs, 1, MAX_SIGNER_TIMEOUT_MS);

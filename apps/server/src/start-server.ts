@@ -155,11 +155,13 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
       taskRunner: metrics.instrumentTaskRunner(pool),
       logger,
       maxBodyBytes: options.maxBodyBytes,
+      bodyTimeoutMs: options.bodyTimeoutMs,
       isShuttingDown: () => shuttingDown,
       routes,
       metrics,
     });
-    server = createHttpServer(app, tls === undefined ? { logger } : { tls, logger });
+    const limits = { headersTimeoutMs: options.headersTimeoutMs, bodyTimeoutMs: options.bodyTimeoutMs, maxConnections: options.maxConnections };
+    server = createHttpServer(app, tls === undefined ? { logger, ...limits } : { tls, logger, ...limits });
     bound = await listen(server, options.port, options.address);
     metricsUrl = `${bound.url}${METRICS_PATH}`;
     if (options.metricsAddress !== undefined) {

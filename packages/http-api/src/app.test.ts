@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { connect } from 'node:net';
+import type { Socket } from 'node:net';
 import { CertificateDecodeError } from '@certsmith/x509-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
@@ -87,6 +88,30 @@ async function expectEnvelopeError(response: Response, status: number, code: num
   return body.errors[0]!.message;
 }
 
+/** What a raw exchange saw: everything the server sent, and a socket error if there was one. */
+interface RawOutcome {
+  raw: string;
+  error?: string;
+}
+
+/**
+ * Connect, let `talk` write, and collect what the server sends until the connection is closed; a
+ * reset (or a write the server no longer reads) is reported as `error`.
+ */
+function rawExchange(port: number, talk: (socket: Socket) => void): Promise<RawOutcome> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    let raw = '';
+    let error: string | undefined;
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => (raw += chunk));
+    socket.on('error', (failure: NodeJS.ErrnoException) => (error ??= failure.code ?? failure.message));
+    socket.on('end', () => socket.end());
+    socket.on('close', () => resolve(error === undefined ? { raw } : { raw, error }));
+    socket.on('connect', () => talk(socket));
+  });
+}
+
 function post(url: string, body: string | undefined, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
 }
@@ -127,11 +152,23 @@ describe('GET /api/v1/cfssl/health', () => {
     });
   });
 
-  it('answers 405 to HEAD, as CFSSL compares methods exactly', async () => {
-    const { url } = await startApp();
+  it('answers HEAD as GET without the body (load balancers probe with HEAD; CFSSL answers 405)', async () => {
+    const { url, logs } = await startApp();
     const response = await fetch(`${url}/api/v1/cfssl/health`, { method: 'HEAD' });
-    expect(response.status).toBe(405);
+    expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/json');
+    expect(response.headers.get('content-length')).toBe('69');
+    expect(await response.text()).toBe('');
+    expect(logs.find((line) => line['msg'] === 'request')).toMatchObject({ method: 'HEAD', operation: 'health', status: 200 });
+  });
+
+  it('answers HEAD on a raw GET route as GET without the body', async () => {
+    const { url } = await startApp({ routes: [{ name: 'plain', path: '/plain', method: 'GET', contentType: 'text/plain', handle: () => 'hello\n' }] });
+    const response = await fetch(`${url}/plain`, { method: 'HEAD' });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/plain');
+    expect(response.headers.get('content-length')).toBe('6');
+    expect(await response.text()).toBe('');
   });
 });
 
@@ -321,6 +358,49 @@ describe('request body', () => {
     });
     const response = await fetch(`${url}/api/v1/cfssl/echo`, { method: 'POST', body: stream, duplex: 'half' } as RequestInit);
     await expectEnvelopeError(response, 413, 413);
+  });
+
+  it('answers a body over the limit with a complete 413 while the client is still sending, then closes cleanly', async () => {
+    const { url } = await startApp({ maxBodyBytes: 1024 });
+    const { port } = new URL(url);
+    // 4 MiB announced and sent in full: the server answers after 1 KiB, reads and drops the rest
+    // (no reset while the client writes), and closes once the client has closed its side.
+    const announced = 4 * 1024 * 1024;
+    const outcome = await rawExchange(Number(port), (socket) => {
+      socket.write(`POST /api/v1/cfssl/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${announced}\r\n\r\n`);
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      let sent = 0;
+      const pump = (): void => {
+        while (sent < announced) {
+          sent += chunk.length;
+          if (!socket.write(chunk)) return void socket.once('drain', pump);
+        }
+        socket.end();
+      };
+      pump();
+    });
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.raw).toMatch(/^HTTP\/1\.1 413 /);
+    expect(outcome.raw.toLowerCase()).toContain('connection: close');
+    expect(JSON.parse(outcome.raw.slice(outcome.raw.indexOf('\r\n\r\n') + 4))).toMatchObject({ errors: [{ code: 413 }] });
+  });
+
+  it('answers a body that stalls past the body timeout with 408 and closes the connection', async () => {
+    const { url, logs } = await startApp({ bodyTimeoutMs: 200 });
+    const { port } = new URL(url);
+    const outcome = await rawExchange(Number(port), (socket) => {
+      socket.write('POST /api/v1/cfssl/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":');
+    });
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.raw).toMatch(/^HTTP\/1\.1 408 /);
+    expect(outcome.raw.toLowerCase()).toContain('connection: close');
+    expect(JSON.parse(outcome.raw.slice(outcome.raw.indexOf('\r\n\r\n') + 4))).toEqual({
+      success: false,
+      result: null,
+      errors: [{ code: 408, message: 'request body was not received within 200 ms' }],
+      messages: [],
+    });
+    expect(logs.find((line) => line['msg'] === 'request')).toMatchObject({ status: 408, code: 408, operation: 'echo' });
   });
 
   it('accepts a body exactly at the limit', async () => {

@@ -13,13 +13,14 @@ import { BadRequestError } from '@certsmith/x509-core';
 import { errorEnvelope, serializeEnvelope, successEnvelope } from './envelope.js';
 import type { Envelope, ResponseMessage } from './envelope.js';
 import { mapErrorToResponse } from './error-mapping.js';
-import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError } from './errors.js';
+import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError, RequestTimeoutError } from './errors.js';
 import { UnknownTaskError, createInlineTaskRunner } from '@certsmith/worker-pool';
 import type { RunTaskOptions, TaskRunner, TaskDefinition } from '@certsmith/worker-pool';
 import { createHealthOperation } from './health-operation.js';
 import type { HealthOperationOptions } from './health-operation.js';
 import type { AnyOperation, OperationContext, RequestLabels } from './operation.js';
-import { DEFAULT_MAX_BODY_BYTES, parseJsonObject, readRequestBody } from './request-body.js';
+import { closeAfterResponse } from './lingering-close.js';
+import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, parseJsonObject, readRequestBody } from './request-body.js';
 import { validateRequest } from './validation.js';
 
 /** Path prefixes operations are served under: CFSSL's literal, and the `svc` alias. */
@@ -38,6 +39,11 @@ export interface AppOptions {
   logger?: Logger;
   /** Largest accepted request body in bytes; default 1 MiB. */
   maxBodyBytes?: number;
+  /**
+   * How long a request body may take to arrive once the handler starts reading it, in ms; over it
+   * the request is answered 408 and the connection closed. Default 20 000; 0 = no limit.
+   */
+  bodyTimeoutMs?: number;
   /** Options of the default health operation (contributors). */
   health?: HealthOperationOptions;
   /** While this returns true, responses carry `Connection: close` so keep-alive clients let go. */
@@ -57,7 +63,7 @@ export interface RawRoute {
   readonly name: string;
   /** Exact path, e.g. `/metrics`. */
   readonly path: string;
-  /** The only method served; any other gets 405 in the envelope. */
+  /** The method served (and HEAD, answered without the body); any other gets 405 in the envelope. */
   readonly method: 'GET';
   /** One-line description (OpenAPI `summary`). */
   readonly summary?: string;
@@ -102,6 +108,10 @@ export function createApp(options: AppOptions): Koa {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 0) {
     throw new RangeError(`maxBodyBytes must be a non-negative integer, got ${maxBodyBytes}`);
+  }
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
+  if (!Number.isInteger(bodyTimeoutMs) || bodyTimeoutMs < 0) {
+    throw new RangeError(`bodyTimeoutMs must be a non-negative integer, got ${bodyTimeoutMs}`);
   }
   const isShuttingDown = options.isShuttingDown ?? (() => false);
   const routes = new Map<string, RawRoute>();
@@ -148,8 +158,12 @@ export function createApp(options: AppOptions): Koa {
       }
       state.code = response.code;
       for (const [name, value] of Object.entries(response.headers)) ctx.set(name, value);
-      // The rest of an oversized body is not read; closing the connection discards it.
-      if (error instanceof PayloadTooLargeError) ctx.set('Connection', 'close');
+      // The rest of an oversized or stalled body is not read: answer, then close the connection
+      // (lingering, so that the client still reads this answer while it is sending).
+      if (error instanceof PayloadTooLargeError || error instanceof RequestTimeoutError) {
+        ctx.set('Connection', 'close');
+        closeAfterResponse(ctx.req, ctx.res);
+      }
       send(ctx, response.status, errorEnvelope(response.code, response.message));
     } finally {
       if (isShuttingDown()) ctx.set('Connection', 'close');
@@ -189,7 +203,7 @@ export function createApp(options: AppOptions): Koa {
     const route = routes.get(ctx.path);
     if (route !== undefined) {
       state.operation = route.name;
-      if (ctx.method !== route.method) throw new MethodNotAllowedError(ctx.method);
+      if (!methodMatches(ctx.method, route.method)) throw new MethodNotAllowedError(ctx.method);
       const body = await route.handle();
       ctx.status = 200;
       ctx.set('Content-Type', route.contentType);
@@ -201,11 +215,11 @@ export function createApp(options: AppOptions): Koa {
     if (operation === undefined) throw new NotFoundError();
     state.operation = operation.name;
     // CFSSL compares the method exactly against the endpoint's allow list (api/api.go:ServeHTTP).
-    if (ctx.method !== operation.method) throw new MethodNotAllowedError(ctx.method);
+    if (!methodMatches(ctx.method, operation.method)) throw new MethodNotAllowedError(ctx.method);
 
     let request: unknown;
     if (operation.body !== undefined) {
-      const body = parseBody(operation, await readRequestBody(ctx.req, maxBodyBytes));
+      const body = parseBody(operation, await readRequestBody(ctx.req, maxBodyBytes, bodyTimeoutMs));
       noteRequestLabels(state, operation, body);
       request = validateRequest(operation.body, body);
     }
@@ -227,6 +241,15 @@ export function operationName(path: string): string | null {
     }
   }
   return null;
+}
+
+/**
+ * Whether a request `method` is served by a route or operation of `served` method: exactly, or HEAD
+ * for GET. CFSSL answers HEAD with 405, but load balancers probe `/health` with HEAD; Koa sends the
+ * GET answer's status and headers (Content-Length included) without the body (RFC 9110 §9.3.2).
+ */
+function methodMatches(method: string, served: string): boolean {
+  return method === served || (method === 'HEAD' && served === 'GET');
 }
 
 function send(ctx: Context, status: number, envelope: Envelope): void {

@@ -39,6 +39,24 @@ export class PayloadTooLargeError extends CertsmithError {
   }
 }
 
+/** HTTP 408; like the other HTTP-level codes, the envelope `code` equals the status. */
+const REQUEST_TIMEOUT_CODE = 408;
+
+/**
+ * The request body did not arrive within the body timeout (408). CFSSL sets no timeouts at all (a
+ * stalled client holds its connection for as long as it likes); certsmith answers 408 and closes the
+ * connection, so a slow or stalled client cannot hold a connection slot for long.
+ */
+export class RequestTimeoutError extends CertsmithError {
+  /** The timeout that expired, in milliseconds. */
+  readonly timeoutMs: number;
+
+  constructor(timeoutMs: number) {
+    super(REQUEST_TIMEOUT_CODE, `request body was not received within ${timeoutMs} ms`);
+    this.timeoutMs = timeoutMs;
+  }
+}
+
 /**
  * The server cannot take more work right now (503): the worker pool's queue is full. The middleware
  * sends `Retry-After` with {@link retryAfterSeconds}.

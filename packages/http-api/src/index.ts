@@ -24,10 +24,12 @@ export {
   MethodNotAllowedError,
   NotFoundError,
   PayloadTooLargeError,
+  RequestTimeoutError,
   ServiceUnavailableError,
   WorkerCrashedError,
 } from './errors.js';
-export { DEFAULT_MAX_BODY_BYTES, readRequestBody, parseJsonObject, jsonTypeName } from './request-body.js';
+export { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, readRequestBody, parseJsonObject, jsonTypeName } from './request-body.js';
+export { closeAfterResponse, LINGER_MS } from './lingering-close.js';
 export { validateRequest, formatFieldPath, describeSchema } from './validation.js';
 export { defineTask, isTaskDefinition, resolveBuiltModule } from '@certsmith/worker-pool';
 export type { TaskDefinition, TaskInput, TaskOutput, TaskSpec } from '@certsmith/worker-pool';
@@ -38,7 +40,7 @@ export type { WorkerPool, WorkerPoolOptions } from './worker-pool.js';
 export type { LateOutcome, LateOutcomePortAnnouncement, TaskBatchOutcome, TaskBatchRequest, TaskOutcome, TaskRequest, WorkerSetup } from './worker-protocol.js';
 export { createLogger, REDACT_PATHS } from './logger.js';
 export type { CreateLoggerOptions, Logger, LogLevel } from './logger.js';
-export { createHttpServer, listen, closeHttpServer, KEEP_ALIVE_TIMEOUT_MS } from './http-server.js';
+export { createHttpServer, listen, closeHttpServer, KEEP_ALIVE_TIMEOUT_MS, DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS } from './http-server.js';
 export type { ApiServer, CloseHttpServerOptions, HttpServerOptions, ListeningAddress } from './http-server.js';
 export {
   checkTlsConfig,

@@ -20,7 +20,8 @@ import type { RunTaskOptions, TaskDefinition } from '@certsmith/worker-pool';
 
 /**
  * Methods an operation can be served with. CFSSL compares the method exactly (case-sensitive) with its
- * allow list and answers everything else, HEAD and OPTIONS included, with 405.
+ * allow list and answers everything else, HEAD and OPTIONS included, with 405. certsmith answers HEAD
+ * on a GET operation as the GET without its body (load balancers probe `/health` with HEAD).
  */
 export type HttpMethod = 'GET' | 'POST';
 
@@ -54,7 +55,7 @@ export type OperationRequest<TBody> = TBody extends z.ZodType ? z.output<TBody> 
 export interface OperationDefinition<TBody extends z.ZodType | undefined = z.ZodType | undefined, TResult = unknown> {
   /** Path segment after `/api/v1/cfssl/` (and `/api/v1/svc/`), e.g. `bundle`, `init_ca`. */
   readonly name: string;
-  /** The only method served; any other gets 405 `Method is not allowed:"<METHOD>"`. */
+  /** The method served (and HEAD for GET); any other gets 405 `Method is not allowed:"<METHOD>"`. */
   readonly method: HttpMethod;
   /**
    * zod schema of the JSON body. When present the body must be a JSON object (`null` counts as `{}`)

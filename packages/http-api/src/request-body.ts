@@ -6,17 +6,23 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { BadRequestError } from '@certsmith/x509-core';
-import { PayloadTooLargeError } from './errors.js';
+import { PayloadTooLargeError, RequestTimeoutError } from './errors.js';
 
 /** Default request body limit: 1 MiB (a PEM bundle of a few dozen certificates fits easily). */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
+/** Default time a request body may take to arrive once its headers are in: 20 s. */
+export const DEFAULT_BODY_TIMEOUT_MS = 20_000;
+
 /**
  * Read the whole body of `request`, failing with {@link PayloadTooLargeError} as soon as more than
- * `limitBytes` arrive (or a larger `Content-Length` is announced, before reading anything).
- * On overflow the rest of the body is left unread; the caller should close the connection.
+ * `limitBytes` arrive (or a larger `Content-Length` is announced, before reading anything), and
+ * with {@link RequestTimeoutError} when the body is not complete `timeoutMs` after this call (a
+ * total deadline, not a gap between chunks: a client dripping one byte now and then is cut too).
+ * On either failure the rest of the body is left unread; the caller answers with `Connection:
+ * close` (the server then closes the connection with a lingering close, see `lingering-close.ts`).
  */
-export function readRequestBody(request: IncomingMessage, limitBytes: number): Promise<Buffer> {
+export function readRequestBody(request: IncomingMessage, limitBytes: number, timeoutMs = 0): Promise<Buffer> {
   const declared = request.headers['content-length'];
   if (declared !== undefined && Number(declared) > limitBytes) {
     return Promise.reject(new PayloadTooLargeError(limitBytes));
@@ -24,19 +30,24 @@ export function readRequestBody(request: IncomingMessage, limitBytes: number): P
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let timer: NodeJS.Timeout | undefined;
     const cleanup = (): void => {
+      if (timer !== undefined) clearTimeout(timer);
       request.off('data', onData);
       request.off('end', onEnd);
       request.off('error', onError);
       request.off('close', onClose);
     };
+    // Stop reading without destroying: breaking off would destroy the socket before we can answer.
+    const stop = (error: Error): void => {
+      cleanup();
+      request.pause();
+      reject(error);
+    };
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
       if (size > limitBytes) {
-        cleanup();
-        // Stop reading; breaking out of an async iterator would destroy the socket before we can answer.
-        request.pause();
-        reject(new PayloadTooLargeError(limitBytes));
+        stop(new PayloadTooLargeError(limitBytes));
         return;
       }
       chunks.push(chunk);
@@ -57,6 +68,7 @@ export function readRequestBody(request: IncomingMessage, limitBytes: number): P
     request.on('end', onEnd);
     request.on('error', onError);
     request.on('close', onClose);
+    if (timeoutMs > 0 && !request.complete) timer = setTimeout(() => stop(new RequestTimeoutError(timeoutMs)), timeoutMs);
   });
 }
 
