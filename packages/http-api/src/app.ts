@@ -155,6 +155,10 @@ export function createApp(options: AppOptions): Koa {
       const response = mapErrorToResponse(error);
       if (response.unexpected) {
         logger.error({ err: error, reqId: state.requestId, operation: state.operation }, 'unexpected error');
+      } else if (response.replacedMessage !== undefined) {
+        // A coded error carried an internal (Node, undici, OpenSSL) text: the client got CFSSL's
+        // wording for the code; the original is for the operator only.
+        logger.warn({ err: error, reqId: state.requestId, operation: state.operation, code: response.code }, 'internal error text replaced in the answer');
       }
       state.code = response.code;
       for (const [name, value] of Object.entries(response.headers)) ctx.set(name, value);
