@@ -137,12 +137,20 @@ describe('request log lines', () => {
     const generatedId = generated.headers.get('x-request-id')!;
     expect(generatedId).toMatch(/^[0-9a-f-]{36}$/);
 
-    // A previous test's last /metrics scrape may be logged after `before` was taken (the line is
-    // written once the response is sent): only the newcert lines matter here.
-    const newcertLines = () => requestLines(main).slice(before).filter((line) => line['path'] !== '/metrics');
-    const deadline = Date.now() + 10_000;
-    while (newcertLines().length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    const [first, second] = newcertLines();
+    // A request's line reaches stdout a few ms after its response (lines are gathered into one
+    // write), so lines of earlier tests' requests can still arrive after `before` was taken: pick
+    // this test's lines by their request IDs, and require exactly one line per request.
+    const linesOf = (reqId: string) => requestLines(main).slice(before).filter((line) => line['reqId'] === reqId);
+    await main.waitForLine((text) => parseLogLine(text)?.['reqId'] === 'e2e-log-1', 10_000);
+    await main.waitForLine((text) => parseLogLine(text)?.['reqId'] === generatedId, 10_000);
+    expect(linesOf('e2e-log-1')).toHaveLength(1);
+    expect(linesOf(generatedId)).toHaveLength(1);
+    const [first] = linesOf('e2e-log-1');
+    const [second] = linesOf(generatedId);
+    // Sequential requests of one process: their lines come in request order.
+    expect(main.lines.findIndex((text) => parseLogLine(text)?.['reqId'] === 'e2e-log-1')).toBeLessThan(
+      main.lines.findIndex((text) => parseLogLine(text)?.['reqId'] === generatedId),
+    );
     expect(first).toMatchObject({ level: 30, reqId: 'e2e-log-1', method: 'POST', path: '/api/v1/cfssl/newcert', operation: 'newcert', status: 200, label: 'default', profile: 'default' });
     expect(first!['durationMs']).toBeTypeOf('number');
     expect(first).not.toHaveProperty('code');
