@@ -168,6 +168,8 @@ describe('newcert', () => {
   });
 
   it.each([
+    [{}, 'request is required'],
+    [null, 'request is required'],
     [{ request: null }, 'missing request section'],
     [{ request: { CN: 'a', ca: { pathlen: 1 } } }, 'ca section only permitted in initca'],
     ['', 'unexpected end of JSON input'],
@@ -179,7 +181,7 @@ describe('newcert', () => {
   });
 
   it('succeeds without hosts with the exact 5300 message', async () => {
-    for (const body of [{ request: { CN: 'nohosts' } }, {}]) {
+    for (const body of [{ request: { CN: 'nohosts' } }, { request: {} }]) {
       const { envelope } = await post(server.url, 'newcert', body);
       expect(envelope.success).toBe(true);
       expect(envelope.messages).toEqual([{ code: 5300, message: NO_HOSTS_MESSAGE }]);

@@ -114,8 +114,15 @@ describe('newcert', () => {
   });
 
   it('adds the 5300 no-hosts message when the request has no hosts', async () => {
-    const { json } = await post(app(standard()), 'newcert', {});
+    const { json } = await post(app(standard()), 'newcert', { request: {} });
     expect(json.messages).toEqual([{ code: 5300, message: NO_HOSTS_MESSAGE }]);
+  });
+
+  it('refuses a body without a request section (CFSSL issues an empty-subject certificate for {} and null)', async () => {
+    for (const body of [{}, null, { profile: 'default' }]) {
+      expect((await post(app(standard()), 'newcert', body)).json.errors).toEqual([{ code: 400, message: 'request is required' }]);
+    }
+    expect((await post(app(standard()), 'newcert', { REQUEST: { CN: 'upper' } })).json.success).toBe(true);
   });
 
   it('answers only the no-bundler message when a bundle is asked without a bundler', async () => {

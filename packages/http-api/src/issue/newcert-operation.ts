@@ -27,15 +27,18 @@ import { runCountingWorkerSign, selectSigningProfile, signOnRoute, signsInWorker
 
 /**
  * Body of newcert, for validation and OpenAPI. Keys are matched case-insensitively and typed by the
- * issuer's Go-compatible decoder (`decodeNewCertificateRequest`), so the schema only documents them.
+ * issuer's Go-compatible decoder (`decodeNewCertificateRequest`), so the schema only documents them
+ * — and requires `request`: CFSSL decodes `{}` and `null` onto its defaults and issues a certificate
+ * with an empty subject; certsmith answers 400 `request is required` (a deliberate difference).
  */
 export const newcertRequestSchema = z
   .looseObject({
-    request: z.unknown().optional().describe('CFSSL certificate request: CN, names, hosts, key {algo, size}, serialnumber…'),
+    request: z.unknown().optional().describe('CFSSL certificate request (required): CN, names, hosts, key {algo, size}, serialnumber…'),
     profile: z.unknown().optional().describe('signing profile; empty selects the default profile'),
     label: z.unknown().optional().describe('signer label; empty selects the `default` signer'),
     bundle: z.unknown().optional().describe('when true, add an optimal bundle of the new certificate'),
   })
+  .refine((body) => Object.keys(body).some((key) => key.toLowerCase() === 'request'), 'request is required')
   .describe('newcert request (keys are case-insensitive, as Go decodes them)');
 
 /** The newcert result; keys in CFSSL's (alphabetical, Go map) order. */
