@@ -20,21 +20,26 @@ const cfsslString = z
   .nullable()
   .transform((value) => value ?? '');
 
-/** Body of the certinfo request. */
-export const certinfoRequestSchema = z.object({
-  certificate: cfsslString.optional().describe('PEM text of one certificate'),
-  // A DNS name is at most 253 octets (RFC 1035 2.3.4), plus `:port`: a huge value is never dialled
-  // nor echoed back in an error.
-  domain: z
-    .string()
-    .max(253 + 6)
-    .nullable()
-    .transform((value) => value ?? '')
-    .optional()
-    .describe('`host` or `host:port` (default port 443): describe the certificate this TLS server presents'),
-  serial: cfsslString.optional(),
-  authority_key_id: cfsslString.optional(),
-});
+/**
+ * Body of the certinfo request: CFSSL's `map[string]string`, so every value — of unknown keys too —
+ * must be a string (or null); CFSSL answers others 500 code 0, certsmith 400.
+ */
+export const certinfoRequestSchema = z
+  .object({
+    certificate: cfsslString.optional().describe('PEM text of one certificate'),
+    // A DNS name is at most 253 octets (RFC 1035 2.3.4), plus `:port`: a huge value is never dialled
+    // nor echoed back in an error.
+    domain: z
+      .string()
+      .max(253 + 6)
+      .nullable()
+      .transform((value) => value ?? '')
+      .optional()
+      .describe('`host` or `host:port` (default port 443): describe the certificate this TLS server presents'),
+    serial: cfsslString.optional(),
+    authority_key_id: cfsslString.optional(),
+  })
+  .catchall(cfsslString);
 
 /** Where `domain` requests may connect: the server's SSRF allowance (`--allow-private-networks`, config `allowCidrs`). */
 export interface CertinfoOperationOptions {

@@ -5,6 +5,7 @@
  * 413 when the body is over the limit.
  */
 import type { IncomingMessage } from 'node:http';
+import { JsonNumberLiteral, parseGoJson } from '@certsmith/issuer';
 import { BadRequestError } from '@certsmith/x509-core';
 import { PayloadTooLargeError, RequestTimeoutError } from './errors.js';
 
@@ -77,6 +78,9 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 /**
  * Decode a body as a JSON object. `null` counts as `{}`, as Go decodes `null` into a map or struct as a
  * no-op (so CFSSL answers "no valid parameter sets found" / "missing request section" for it).
+ * Numbers are read as Go reads them and a key repeated with another value is refused (issuer's
+ * `parseGoJson`: an integer beyond 2^53 arrives as a `bigint`, `2048.0` or `1e3` as a
+ * `JsonNumberLiteral`, so that an integer field refuses them as CFSSL does).
  * Messages never quote the body: it may hold a private key, and error messages reach the logs.
  */
 export function parseJsonObject(body: Uint8Array): Record<string, unknown> {
@@ -92,8 +96,9 @@ export function parseJsonObject(body: Uint8Array): Record<string, unknown> {
   }
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseGoJson(text);
   } catch (error) {
+    if (error instanceof BadRequestError) throw error;
     throw new BadRequestError(describeJsonSyntaxError(error), { cause: error });
   }
   if (value === null) return {};
@@ -115,5 +120,6 @@ function describeJsonSyntaxError(error: unknown): string {
 export function jsonTypeName(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'array';
+  if (typeof value === 'bigint' || value instanceof JsonNumberLiteral) return 'number';
   return typeof value;
 }

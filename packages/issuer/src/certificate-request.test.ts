@@ -94,9 +94,11 @@ describe('decodeSignRequest', () => {
     expect(() => decodeSignRequest({ certificate_request: 1 })).toThrow(expect.objectContaining({ code: 400, message: 'Unable to parse sign request' }) as Error);
   });
 
-  it('reads serial as a bigint when given a number or decimal string', () => {
+  it('reads serial as a bigint when given an integer (a bigint beyond 2^53); refuses a string, as big.Int does', () => {
     expect(decodeSignRequest({ certificate_request: 'x', serial: 42 }).serial).toBe(42n);
-    expect(decodeSignRequest({ certificate_request: 'x', serial: '123456789012345678901234567890' }).serial).toBe(123456789012345678901234567890n);
+    expect(decodeSignRequest({ certificate_request: 'x', serial: 123456789012345678901234567890n }).serial).toBe(123456789012345678901234567890n);
+    expect(() => decodeSignRequest({ certificate_request: 'x', serial: '123' })).toThrow('Unable to parse sign request');
+    expect(() => decodeSignRequest({ certificate_request: 'x', serial: 1.5 })).toThrow('Unable to parse sign request');
   });
 });
 

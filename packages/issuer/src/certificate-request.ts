@@ -186,14 +186,17 @@ export interface SignBody extends SignRequest {
   bundle?: boolean;
 }
 
-/** Go `*big.Int` JSON decoding: a JSON number (or, from JavaScript callers, a bigint/decimal string). */
+/**
+ * Go `*big.Int` JSON decoding: an integer literal of any size, nothing else (not `1e3`, not a quoted
+ * `"123"`: `big.Int.UnmarshalJSON` refuses both). Read from JSON text with `parseGoJson`, an integer
+ * beyond 2^53 arrives as a bigint, exact.
+ */
 const bigIntType: GoType = {
   kind: 'custom',
   goName: '*big.Int',
   decode(value, context) {
     if (typeof value === 'bigint') return value;
-    if (typeof value === 'number' && Number.isInteger(value)) return BigInt(value);
-    if (typeof value === 'string' && /^-?\d+$/.test(value)) return BigInt(value);
+    if (typeof value === 'number' && Number.isSafeInteger(value)) return BigInt(value);
     throw unmarshalTypeError(jsonKind(value), bigIntType, context);
   },
 };
@@ -244,8 +247,8 @@ export const SIGN_REQUEST_PARSE_MESSAGE = 'Unable to parse sign request';
  * reachable through the HTTP API, behaviour doc 3.2); a non-empty `hostname` (comma-separated)
  * takes precedence over `hosts`; a missing or empty `certificate_request` → 400 `missing parameter
  * 'certificate_request'`. Any decoding failure is reported as CFSSL does, 400 `Unable to parse
- * sign request`. A JSON `serial` above 2^53 must reach this function as a bigint or decimal string
- * (plain `JSON.parse` loses its precision).
+ * sign request`. A JSON `serial` above 2^53 must reach this function as a bigint: read the body
+ * with `parseGoJson` (plain `JSON.parse` loses its precision).
  */
 export function decodeSignRequest(body: unknown, options: DecodeSignRequestOptions = {}): SignBody {
   const invalidMessage = options.invalidMessage ?? SIGN_REQUEST_PARSE_MESSAGE;

@@ -10,6 +10,7 @@
  *   string into Go struct field CertificateRequest.request.hosts of type []string`.
  */
 import { BadRequestError } from '@certsmith/x509-core';
+import { JsonNumberLiteral } from './go-json-text.js';
 
 /** A Go type the decoder understands. `goName` is the type as Go prints it in errors. */
 export type GoType =
@@ -56,6 +57,7 @@ export const goStringMap: GoType = { kind: 'map', goName: 'map[string]string', e
 /** The JSON kind name Go uses in `cannot unmarshal <kind>`. */
 export function jsonKind(value: unknown): string {
   if (Array.isArray(value)) return 'array';
+  if (value instanceof JsonNumberLiteral) return 'number';
   if (value === null) return 'null';
   switch (typeof value) {
     case 'string':
@@ -107,8 +109,12 @@ function findField(fields: readonly GoField[], key: string): GoField | undefined
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array);
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array) && !(value instanceof JsonNumberLiteral);
 }
+
+/** Go's `int` (int64) range, for integers read exactly from JSON text (go-json-text.ts). */
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
 
 /**
  * Decode `value` as Go would into a variable of `type` currently holding `existing`; returns the
@@ -130,6 +136,13 @@ export function decodeGo(value: unknown, type: GoType, existing: unknown, contex
       if (typeof value !== 'boolean') throw unmarshalTypeError(jsonKind(value), type, context);
       return value;
     case 'int':
+      // Read exactly from the JSON text: `2048.0` / `1e3` (JsonNumberLiteral) are not integers for
+      // Go; an integer beyond 2^53 (bigint) is one up to int64.
+      if (value instanceof JsonNumberLiteral) throw unmarshalTypeError(`number ${value.literal}`, type, context);
+      if (typeof value === 'bigint') {
+        if (value < INT64_MIN || value > INT64_MAX) throw unmarshalTypeError(`number ${value}`, type, context);
+        return Number(value);
+      }
       if (typeof value !== 'number') throw unmarshalTypeError(jsonKind(value), type, context);
       // Go reports a non-integral or overflowing number as `number <literal>`.
       if (!Number.isSafeInteger(value)) throw unmarshalTypeError(`number ${value}`, type, context);

@@ -62,6 +62,7 @@ export type {
   EncodedProfileExtensions,
 } from './signing-policy.js';
 export { parseGoDuration, parseGoDurationNanoseconds, GoDurationError } from './go-duration.js';
+export { parseGoJson, JsonNumberLiteral } from './go-json-text.js';
 export { compileGoRegexp } from './go-regexp.js';
 export { getIssuerContext, clearIssuerContext } from './issuer-context.js';
 export type { IssuerContext } from './issuer-context.js';

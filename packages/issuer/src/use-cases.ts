@@ -36,6 +36,7 @@ import { delegationUsageExtension } from './extensions.js';
 import type { ExtensionSpec } from './extensions.js';
 import type { GoType } from './go-json.js';
 import { decodeGo, goBytes, goInt } from './go-json.js';
+import { parseGoJson } from './go-json-text.js';
 import { getIssuerContext } from './issuer-context.js';
 import { generateKey, resolveKeySpec } from './key-generation.js';
 import type { GeneratedKey, KeySpec } from './key-generation.js';
@@ -330,7 +331,8 @@ export function authenticateSignRequest(body: unknown, policy: SigningPolicy): S
   const requestBytes = outer.request ?? new Uint8Array();
   let inner: unknown;
   try {
-    inner = JSON.parse(new TextDecoder().decode(requestBytes));
+    // Read as Go reads it: exact number literals, duplicate keys refused (go-json-text.ts).
+    inner = parseGoJson(new TextDecoder().decode(requestBytes));
   } catch (cause) {
     throw new BadRequestError('Unable to parse authenticated sign request', { cause });
   }

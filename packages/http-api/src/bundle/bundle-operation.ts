@@ -35,7 +35,10 @@ const hostString = (max: number) =>
     .nullable()
     .transform((value) => value ?? '');
 
-/** Body of the bundle request. */
+/**
+ * Body of the bundle request. CFSSL decodes it into a `map[string]string`, so every value — of
+ * unknown keys too — must be a string (or null); CFSSL answers others 500 code 0, certsmith 400.
+ */
 export const bundleRequestSchema = z.object({
   certificate: cfsslString.optional().describe('PEM certificate, optionally followed by intermediates; selects certificate mode'),
   domain: hostString(253 + 6)
@@ -46,7 +49,7 @@ export const bundleRequestSchema = z.object({
   ip: hostString(45)
     .optional()
     .describe('with `certificate`: IP the leaf must match; with only `domain`: address to dial instead of resolving the domain'),
-});
+}).catchall(cfsslString);
 
 /** The request after validation. */
 export type BundleRequest = z.output<typeof bundleRequestSchema>;
