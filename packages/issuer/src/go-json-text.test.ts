@@ -73,6 +73,14 @@ describe('decoding what parseGoJson read (Go semantics)', () => {
     expect(() => decodeNewCertificateRequest(parseGoJson('{"request":{"CN":2.0}}'))).toThrow('json: cannot unmarshal number into Go struct field CertificateRequest.request.CN of type string');
   });
 
+  it.each(['A===', '====', 'AAA', 'AA=A', '!!'])('refuses extension value %s as Go\'s base64 decoding does', (value) => {
+    expect(() => decodeNewCertificateRequest(parseGoJson(`{"request":{"extensions":[{"id":[1,2,3],"value":"${value}"}]}}`))).toThrow(/^illegal base64 data at input byte \d+$/);
+  });
+
+  it('accepts padded base64 extension values', () => {
+    expect(decodeNewCertificateRequest(parseGoJson('{"request":{"extensions":[{"id":[1,2,3],"value":"AA=="},{"id":[1,2,4],"value":"AAA="}]}}')).request.extensions).toHaveLength(2);
+  });
+
   it('keeps a serial number beyond 2^53 exact; refuses 1e3 and a quoted serial read from JSON text', () => {
     const csr = '"certificate_request":"x"';
     expect(decodeSignRequest(parseGoJson(`{${csr},"serial":123456789012345678901234567890}`)).serial).toBe(123456789012345678901234567890n);

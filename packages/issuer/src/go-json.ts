@@ -216,7 +216,8 @@ export function decodeGoBase64(text: string): Uint8Array {
   const invalid = compact.search(/[^A-Za-z0-9+/=]/);
   const padding = compact.indexOf('=');
   if (invalid >= 0) throw new BadRequestError(`illegal base64 data at input byte ${invalid}`);
-  if (compact.length % 4 !== 0 || (padding >= 0 && !/^=+$/.test(compact.slice(padding)))) {
+  // Padding is one or two `=` closing the last quantum (`A===` and `====` are refused, as Go does).
+  if (compact.length % 4 !== 0 || (padding >= 0 && (compact.length - padding > 2 || !/^=+$/.test(compact.slice(padding))))) {
     throw new BadRequestError(`illegal base64 data at input byte ${padding >= 0 ? padding : compact.length}`);
   }
   const buffer = Buffer.from(compact, 'base64');
