@@ -15,7 +15,7 @@ import { JsonNumberLiteral } from './go-json-text.js';
 /** A Go type the decoder understands. `goName` is the type as Go prints it in errors. */
 export type GoType =
   | { kind: 'string' }
-  | { kind: 'int' }
+  | { kind: 'int'; goName?: string }
   | { kind: 'bool' }
   | { kind: 'bytes' }
   | { kind: 'any' }
@@ -77,7 +77,7 @@ function goTypeName(type: GoType): string {
     case 'string':
       return 'string';
     case 'int':
-      return 'int';
+      return type.goName ?? 'int';
     case 'bool':
       return 'bool';
     case 'bytes':
@@ -149,6 +149,8 @@ export function decodeGo(value: unknown, type: GoType, existing: unknown, contex
       return value;
     case 'bytes': {
       if (value instanceof Uint8Array) return value;
+      // Go decodes a JSON array into a []byte element by element, as into any other slice.
+      if (Array.isArray(value)) return Uint8Array.from(value, (item) => decodeUint8(item, context));
       if (typeof value !== 'string') throw unmarshalTypeError(jsonKind(value), type, context);
       return decodeGoBase64(value);
     }
@@ -207,19 +209,63 @@ function zeroStruct(type: Extract<GoType, { kind: 'struct' }>): Record<string, u
   return out;
 }
 
+/** Go's `uint8`, for the elements of a `[]byte` given as a JSON array. */
+const goUint8: GoType = {
+  kind: 'custom',
+  goName: 'uint8',
+  decode(value, context) {
+    if (value === null) return 0;
+    if (value instanceof JsonNumberLiteral) throw unmarshalTypeError(`number ${value.literal}`, goUint8, context);
+    if (typeof value !== 'number') throw unmarshalTypeError(jsonKind(value), goUint8, context);
+    if (!Number.isInteger(value) || value < 0 || value > 255) throw unmarshalTypeError(`number ${value}`, goUint8, context);
+    return value;
+  },
+};
+
+function decodeUint8(value: unknown, context: DecodeContext): number {
+  return decodeGo(value, goUint8, 0, context) as number;
+}
+
 /**
- * Go's `[]byte` JSON decoding: standard base64 with padding (newlines tolerated). Throws Go's
- * `illegal base64 data at input byte N` as a 400.
+ * Go's `[]byte` JSON decoding: standard base64 with padding, `\r` and `\n` skipped anywhere. Throws
+ * Go's `illegal base64 data at input byte N` as a 400, N as Go computes it
+ * (`encoding/base64.decodeQuantum`).
  */
 export function decodeGoBase64(text: string): Uint8Array {
-  const compact = text.replace(/[\r\n]/g, '');
-  const invalid = compact.search(/[^A-Za-z0-9+/=]/);
-  const padding = compact.indexOf('=');
-  if (invalid >= 0) throw new BadRequestError(`illegal base64 data at input byte ${invalid}`);
-  // Padding is one or two `=` closing the last quantum (`A===` and `====` are refused, as Go does).
-  if (compact.length % 4 !== 0 || (padding >= 0 && (compact.length - padding > 2 || !/^=+$/.test(compact.slice(padding))))) {
-    throw new BadRequestError(`illegal base64 data at input byte ${padding >= 0 ? padding : compact.length}`);
-  }
-  const buffer = Buffer.from(compact, 'base64');
+  const offset = base64ErrorOffset(text);
+  if (offset !== null) throw new BadRequestError(`illegal base64 data at input byte ${offset}`);
+  const buffer = Buffer.from(text.replace(/[\r\n]/g, ''), 'base64');
   return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+}
+
+const BASE64_ALPHABET = /^[A-Za-z0-9+/]$/;
+
+/** Where Go's StdEncoding stops on `src` (`CorruptInputError`), or null when it decodes. */
+function base64ErrorOffset(src: string): number | null {
+  const skipNewlines = (at: number): number => {
+    while (at < src.length && (src[at] === '\n' || src[at] === '\r')) at++;
+    return at;
+  };
+  let si = 0;
+  for (;;) {
+    for (let j = 0; j < 4; j++) {
+      if (si === src.length) return j === 0 ? null : si - j;
+      const char = src[si++]!;
+      if (BASE64_ALPHABET.test(char)) continue;
+      if (char === '\n' || char === '\r') {
+        j--;
+        continue;
+      }
+      if (char !== '=' || j < 2) return si - 1;
+      if (j === 2) {
+        // `==` closes a quantum of two characters.
+        si = skipNewlines(si);
+        if (si === src.length) return src.length;
+        if (src[si] !== '=') return si - 1;
+        si++;
+      }
+      si = skipNewlines(si);
+      return si < src.length ? si : null;
+    }
+  }
 }

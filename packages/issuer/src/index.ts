@@ -63,6 +63,7 @@ export type {
 } from './signing-policy.js';
 export { parseGoDuration, parseGoDurationNanoseconds, GoDurationError } from './go-duration.js';
 export { parseGoJson, JsonNumberLiteral } from './go-json-text.js';
+export { jsonKind } from './go-json.js';
 export { compileGoRegexp } from './go-regexp.js';
 export { getIssuerContext, clearIssuerContext } from './issuer-context.js';
 export type { IssuerContext } from './issuer-context.js';

@@ -35,7 +35,7 @@ import { CsrRequestError } from './errors.js';
 import { delegationUsageExtension } from './extensions.js';
 import type { ExtensionSpec } from './extensions.js';
 import type { GoType } from './go-json.js';
-import { decodeGo, goBytes, goInt } from './go-json.js';
+import { decodeGo, goBytes } from './go-json.js';
 import { parseGoJson } from './go-json-text.js';
 import { getIssuerContext } from './issuer-context.js';
 import { generateKey, resolveKeySpec } from './key-generation.js';
@@ -308,7 +308,7 @@ const authenticatedRequestType: GoType = {
   goName: 'auth.AuthenticatedRequest',
   structName: 'AuthenticatedRequest',
   fields: [
-    { json: 'timestamp', prop: 'timestamp', type: goInt },
+    { json: 'timestamp', prop: 'timestamp', type: { kind: 'int', goName: 'int64' } },
     { json: 'remote_address', prop: 'remoteAddress', type: goBytes },
     { json: 'token', prop: 'token', type: goBytes },
     { json: 'request', prop: 'request', type: goBytes },

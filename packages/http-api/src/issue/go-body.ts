@@ -3,7 +3,7 @@
  * (`/info`'s `info.Req`, and a first look at `/authsign`'s inner label). Go matches object keys to
  * struct fields case-insensitively and lets the last matching key win (behaviour doc 1.4).
  */
-import { decodeSignRequest } from '@certsmith/issuer';
+import { decodeSignRequest, jsonKind } from '@certsmith/issuer';
 import { BadRequestError } from '@certsmith/x509-core';
 
 /** The value of the last key of `body` that matches `field` case-insensitively, as Go's decoder picks it. */
@@ -16,11 +16,6 @@ export function goField(body: Record<string, unknown>, field: string): unknown {
   return value;
 }
 
-function goKind(value: unknown): string {
-  if (Array.isArray(value)) return 'array';
-  if (typeof value === 'boolean') return 'bool';
-  return typeof value;
-}
 
 /** CFSSL `info.Req` (`{"label", "profile"}`). */
 export interface InfoRequest {
@@ -39,7 +34,7 @@ export function decodeInfoRequest(body: Record<string, unknown>): InfoRequest {
     const value = goField(body, field);
     if (value === undefined || value === null) continue;
     if (typeof value !== 'string') {
-      throw new BadRequestError(`json: cannot unmarshal ${goKind(value)} into Go struct field Req.${field} of type string`);
+      throw new BadRequestError(`json: cannot unmarshal ${jsonKind(value)} into Go struct field Req.${field} of type string`);
     }
     request[field] = value;
   }
