@@ -4,6 +4,7 @@
  * verified client certificates, and the CN check answering 403 `Invalid CN` in the envelope.
  */
 import { request as httpsRequest } from 'node:https';
+import { connect } from 'node:net';
 import type { RequestOptions } from 'node:https';
 import { TestPki } from '@certsmith/test-pki';
 import type { TestCertificate } from '@certsmith/test-pki';
@@ -176,5 +177,24 @@ describe('client CN guard', () => {
     expect(clientCommonName({})).toBeNull();
     const guard = createClientCnGuard(/.*/g);
     expect(guard.check({ socket: {} } as never)).toEqual({ allowed: false, commonName: null });
+  });
+});
+
+describe('TLS handshake timeout', () => {
+  it('closes a connection whose TLS handshake stalls after --headers-timeout', async () => {
+    const app = createApp({ operations: [] });
+    const server = createHttpServer(app, { tls: baseTls(), headersTimeoutMs: 300 });
+    servers.push(server);
+    const { port } = await listen(server, 0, '127.0.0.1');
+    // A TCP connection that never sends its ClientHello: closed by the server (without it, after
+    // Node's 120 s, far beyond this test's timeout).
+    const closed = await new Promise<{ raw: number }>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      let raw = 0;
+      socket.on('data', (chunk: Buffer) => (raw += chunk.length));
+      socket.on('error', () => {});
+      socket.on('close', () => resolve({ raw }));
+    });
+    expect(closed.raw).toBe(0);
   });
 });

@@ -116,7 +116,10 @@ export function createHttpServer(app: Koa, options: HttpServerOptions = {}): Api
     server = createServer(timeouts, listener);
   } else {
     checkTlsConfig(tls);
-    const httpsServer = createHttpsServer({ ...toHttpsServerOptions(tls), ...timeouts }, listener);
+    // The TLS handshake comes before any header: a client stalling in it is cut after the same time
+    // (Node's own default is 120 s).
+    const handshakeTimeout = headersTimeoutMs === 0 ? 120_000 : headersTimeoutMs;
+    const httpsServer = createHttpsServer({ ...toHttpsServerOptions(tls), ...timeouts, handshakeTimeout }, listener);
     httpsServer.on('secureConnection', (socket: TLSSocket) => {
       // Client-initiated renegotiation (TLS 1.2) only costs the server CPU; nothing here needs it.
       socket.disableRenegotiation();
