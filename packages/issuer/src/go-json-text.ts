@@ -11,14 +11,15 @@
  *   an error; objects merge), `JSON.parse` keeps the last. A body whose meaning depends on which
  *   reader reads it — the bytes of an `/authsign` request are checked by HMAC and may be forwarded to
  *   a Go server — is refused: `duplicate key "x" in a JSON object` (certsmith's deliberate, stricter
- *   rule; equal duplicates are harmless and accepted).
+ *   rule).
  *
- * `JSON.parse` still does the work and checks the syntax: the exact reading (jsonc-parser's
- * tokenizer, ≈5× slower) runs only when the text holds such a number or more keys than the parsed
- * value, which ordinary requests do not.
+ * `JSON.parse` does the parsing and checks the syntax. The exact reading costs one more pass over
+ * the text (a regular-expression tokenizer: strings are skipped whole, so even a 1 MiB string costs
+ * a few milliseconds) and runs only when the text holds a number or more keys than the parsed value,
+ * which ordinary requests mostly do not.
  */
+import { randomUUID } from 'node:crypto';
 import { BadRequestError } from '@certsmith/x509-core';
-import { visit } from 'jsonc-parser';
 
 /**
  * A JSON number literal that is not a plain integer but whose value JavaScript would hold as one
@@ -43,30 +44,39 @@ export class JsonNumberLiteral {
 const SAFE_INTEGER_LITERAL = /^-?(?:0|[1-9]\d{0,14})$/;
 /** A plain integer literal of any size (Go's `ParseInt` syntax, without a sign of `+`). */
 const INTEGER_LITERAL = /^-?(?:0|[1-9]\d*)$/;
-/** Strings (skipped) or number literals, in JSON text that `JSON.parse` accepted. */
-const STRING_OR_NUMBER = /"(?:[^"\\]|\\.)*"|(-?\d[\d.eE+-]*)/g;
+/**
+ * The tokens that matter in JSON text `JSON.parse` accepted: strings (whole, runs of plain
+ * characters at once), brackets, and number literals. `true`, `false`, `null`, `,`, `:` and
+ * whitespace are stepped over.
+ */
+const TOKEN = /"(?:[^"\\]+|\\.)*"|[{}[\]]|-?\d[\d.eE+-]*/g;
+/** After a string: a `:` makes it an object key. */
+const COLON = /\s*:/y;
 /** Where a number value can start: after `:`, `[` or `,` (quick test before the full scan). */
 const NUMBER_VALUE = /[:[,]\s*-?\d/;
 /** The end of an object key (and, rarely, `":` inside a string: a false alarm costs only time). */
 const KEY_END = /"\s*:/g;
+/** Stands for a number literal inside the rewritten text; random, so no request can contain it. */
+const SENTINEL = `\u0000${randomUUID()}\u0000`;
 
 /**
  * Parse JSON text as Go reads it (see the module comment). Throws `SyntaxError` for invalid JSON,
- * as `JSON.parse` does, and a 400 {@link BadRequestError} for a duplicate key with another value.
+ * as `JSON.parse` does, and a 400 {@link BadRequestError} for a key repeated in one object.
  */
 export function parseGoJson(text: string): unknown {
   const value: unknown = JSON.parse(text);
-  if (!hasInexactNumber(text) && !hasRepeatedKey(text, value)) return value;
-  return parseExactly(text);
-}
-
-function hasInexactNumber(text: string): boolean {
-  if (!NUMBER_VALUE.test(text)) return false;
-  for (const match of text.matchAll(STRING_OR_NUMBER)) {
-    const literal = match[1];
-    if (literal !== undefined && !SAFE_INTEGER_LITERAL.test(literal)) return true;
+  if (!NUMBER_VALUE.test(text) && !hasRepeatedKey(text, value)) return value;
+  const inexact = scan(text);
+  if (inexact.length === 0) return value;
+  // Each inexact literal becomes a sentinel string, JSON.parse reads the rest, and the sentinels
+  // become numbers again as Go would read them.
+  let rewritten = '';
+  let from = 0;
+  for (const [start, end] of inexact) {
+    rewritten += `${text.slice(from, start)}${JSON.stringify(SENTINEL + text.slice(start, end))}`;
+    from = end;
   }
-  return false;
+  return restoreNumbers(JSON.parse(rewritten + text.slice(from)));
 }
 
 function hasRepeatedKey(text: string, value: unknown): boolean {
@@ -92,6 +102,57 @@ function countKeys(root: object): number {
   return keys;
 }
 
+/**
+ * One pass over the tokens: throws on a key repeated in one object; returns the spans of number
+ * literals `JSON.parse` would not read as written.
+ */
+function scan(text: string): Array<[number, number]> {
+  const inexact: Array<[number, number]> = [];
+  // One entry per open bracket: the keys seen so far for an object, null for an array.
+  const open: Array<Set<string> | null> = [];
+  TOKEN.lastIndex = 0;
+  for (let match = TOKEN.exec(text); match !== null; match = TOKEN.exec(text)) {
+    const token = match[0];
+    const first = token.charCodeAt(0);
+    if (first === 0x22 /* " */) {
+      COLON.lastIndex = TOKEN.lastIndex;
+      if (!COLON.test(text)) continue;
+      const keys = open.at(-1);
+      const key = JSON.parse(token) as string;
+      if (keys?.has(key)) throw new BadRequestError(`duplicate key ${showKey(key)} in a JSON object`);
+      keys?.add(key);
+    } else if (first === 0x7b /* { */) {
+      open.push(new Set());
+    } else if (first === 0x5b /* [ */) {
+      open.push(null);
+    } else if (first === 0x7d /* } */ || first === 0x5d /* ] */) {
+      open.pop();
+    } else if (!SAFE_INTEGER_LITERAL.test(token)) {
+      inexact.push([match.index, TOKEN.lastIndex]);
+    }
+  }
+  return inexact;
+}
+
+/** Replace the sentinels of {@link parseGoJson} by the numbers they stand for, iteratively. */
+function restoreNumbers(root: unknown): unknown {
+  const restore = (value: unknown): unknown =>
+    typeof value === 'string' && value.startsWith(SENTINEL) ? numberOf(value.slice(SENTINEL.length)) : value;
+  const pending: unknown[] = [root];
+  while (pending.length > 0) {
+    const container = pending.pop();
+    if (container === null || typeof container !== 'object') continue;
+    const entries = container as Record<string, unknown>;
+    for (const key of Object.keys(entries)) {
+      const child = entries[key];
+      if (child !== null && typeof child === 'object') pending.push(child);
+      // An own `__proto__` key (JSON.parse makes one) must stay a plain property.
+      else Object.defineProperty(entries, key, { value: restore(child), writable: true, enumerable: true, configurable: true });
+    }
+  }
+  return restore(root);
+}
+
 /** A number literal as the decoder gets it. */
 function numberOf(literal: string): number | bigint | JsonNumberLiteral {
   if (SAFE_INTEGER_LITERAL.test(literal)) return Number(literal);
@@ -104,61 +165,4 @@ function numberOf(literal: string): number | bigint | JsonNumberLiteral {
 /** How a duplicate key is named in the message: quoted when short, never the whole of a long one. */
 function showKey(key: string): string {
   return key.length <= 64 ? JSON.stringify(key) : 'of more than 64 characters';
-}
-
-/** The slow, exact reading: jsonc-parser's tokenizer, numbers by their literal, duplicates checked. */
-function parseExactly(text: string): unknown {
-  type Container = { object: Record<string, unknown>; key: string | undefined } | { array: unknown[] };
-  const stack: Container[] = [];
-  let root: unknown;
-  const place = (value: unknown): void => {
-    const top = stack.at(-1);
-    if (top === undefined) {
-      root = value;
-    } else if ('array' in top) {
-      top.array.push(value);
-    } else {
-      const key = top.key as string;
-      if (Object.hasOwn(top.object, key) && !sameJson(top.object[key], value)) {
-        throw new BadRequestError(`duplicate key ${showKey(key)} in a JSON object`);
-      }
-      // Own data property even for `__proto__`, as JSON.parse makes it.
-      Object.defineProperty(top.object, key, { value, writable: true, enumerable: true, configurable: true });
-    }
-  };
-  try {
-    visit(
-      text,
-      {
-        onObjectBegin: () => void stack.push({ object: {}, key: undefined }),
-        onObjectProperty: (property) => {
-          (stack.at(-1) as { key: string | undefined }).key = property;
-        },
-        onObjectEnd: () => place((stack.pop() as { object: Record<string, unknown> }).object),
-        onArrayBegin: () => void stack.push({ array: [] }),
-        onArrayEnd: () => place((stack.pop() as { array: unknown[] }).array),
-        onLiteralValue: (value: unknown, offset: number, length: number) => {
-          place(typeof value === 'number' ? numberOf(text.slice(offset, offset + length)) : value);
-        },
-      },
-      { disallowComments: true, allowTrailingComma: false },
-    );
-  } catch (error) {
-    // The tokenizer descends recursively: a deep body (accepted by JSON.parse) overflows the stack.
-    if (error instanceof RangeError) throw new BadRequestError('request body is nested too deeply', { cause: error });
-    throw error;
-  }
-  return root;
-}
-
-/** Deep equality of two decoded JSON values (for harmless duplicates). */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (a instanceof JsonNumberLiteral && b instanceof JsonNumberLiteral) return a.literal === b.literal;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  const aKeys = Object.keys(a);
-  const bKeys = Object.keys(b);
-  if (aKeys.length !== bKeys.length) return false;
-  return aKeys.every((key) => Object.hasOwn(b, key) && sameJson((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]));
 }
