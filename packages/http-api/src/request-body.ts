@@ -78,7 +78,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 /**
  * Decode a body as a JSON object. `null` counts as `{}`, as Go decodes `null` into a map or struct as a
  * no-op (so CFSSL answers "no valid parameter sets found" / "missing request section" for it).
- * Numbers are read as Go reads them and a key repeated with another value is refused (issuer's
+ * Numbers are read as Go reads them and a key repeated in one object is refused (issuer's
  * `parseGoJson`: an integer beyond 2^53 arrives as a `bigint`, `2048.0` or `1e3` as a
  * `JsonNumberLiteral`, so that an integer field refuses them as CFSSL does).
  * Messages never quote the body: it may hold a private key, and error messages reach the logs.
