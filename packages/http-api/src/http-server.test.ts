@@ -88,6 +88,16 @@ describe('createHttpServer limits', () => {
     expect(answers.map((answer) => answer.slice(0, 12))).toEqual(['HTTP/1.1 200', 'HTTP/1.1 408']);
   });
 
+  it('answers the requests before a malformed one on the same connection first, then 400, then closes', async () => {
+    server = createHttpServer(createApp({ operations: [] }));
+    const { port } = await listen(server, 0, '127.0.0.1');
+    const outcome = await rawExchange(port, 'GET /api/v1/cfssl/health HTTP/1.1\r\nHost: x\r\n\r\nGET /api/v1/cfssl/health HTTP/1.1\r\nHost: x\r\n\r\nFOO /x HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(outcome.error).toBeUndefined();
+    const answers = outcome.raw.split(/(?=HTTP\/1\.1 )/);
+    expect(answers.map((answer) => answer.slice(0, 12))).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200', 'HTTP/1.1 400']);
+    expect(envelopeOf(answers[2]!)).toMatchObject({ errors: [{ code: 400, message: 'malformed HTTP request' }] });
+  });
+
   it('closes connections over maxConnections at once, without an answer; the others are served', async () => {
     server = createHttpServer(createApp({ operations: [] }), { maxConnections: 2, headersTimeoutMs: 5_000 });
     const { port } = await listen(server, 0, '127.0.0.1');

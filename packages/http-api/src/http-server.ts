@@ -64,11 +64,14 @@ export const DEFAULT_MAX_CONNECTIONS = 1024;
  */
 const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
 
-/** Who holds a socket's current request, so a timeout knows whether its headers were received. */
-const currentRequest = Symbol('certsmith.currentRequest');
+/**
+ * The response to a socket's latest request: a timeout tells by its request whether headers were
+ * received, and a client error waits for it so that earlier (pipelined) requests are answered.
+ */
+const latestResponse = Symbol('certsmith.latestResponse');
 
-/** A socket as the server sees it, with the request it is serving. */
-type ServedSocket = Socket & { [currentRequest]?: IncomingMessage };
+/** A socket as the server sees it, with the response to its latest request. */
+type ServedSocket = Socket & { [latestResponse]?: ServerResponse };
 
 /** Create an HTTP server for `app` (not yet listening); HTTPS when `options.tls` is given. */
 export function createHttpServer(app: Koa): Server;
@@ -84,7 +87,7 @@ export function createHttpServer(app: Koa, options: HttpServerOptions = {}): Api
   }
   const callback = app.callback();
   const serve = (request: IncomingMessage, response: ServerResponse): void => {
-    (request.socket as ServedSocket)[currentRequest] = request;
+    (request.socket as ServedSocket)[latestResponse] = response;
     void callback(request, response);
   };
   let listener: (request: IncomingMessage, response: ServerResponse) => void = serve;
@@ -157,7 +160,7 @@ export function createHttpServer(app: Koa, options: HttpServerOptions = {}): Api
       return;
     }
     if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-      const request = socket[currentRequest];
+      const request = socket[latestResponse]?.req;
       if (request !== undefined && !request.complete) {
         // The request's headers arrived and its handler answered (or is answering) without its
         // whole body: the backstop deadline. Nothing more to say on this connection.
@@ -170,9 +173,15 @@ export function createHttpServer(app: Koa, options: HttpServerOptions = {}): Api
       return;
     }
     // Node's parser rejects unknown methods (e.g. `FOO`) and malformed requests before any handler
-    // runs, with a bare 400; answer in the envelope like every other error.
-    if (error.code === 'HPE_HEADER_OVERFLOW') answerAndClose(socket, 431, 'Request Header Fields Too Large', 'request header fields too large');
-    else answerAndClose(socket, 400, 'Bad Request', 'malformed HTTP request');
+    // runs, with a bare 400; answer in the envelope like every other error — after the answers to
+    // the requests that came before it on this connection (pipelined), which are still on their way.
+    const answer = (): void => {
+      if (error.code === 'HPE_HEADER_OVERFLOW') answerAndClose(socket, 431, 'Request Header Fields Too Large', 'request header fields too large');
+      else answerAndClose(socket, 400, 'Bad Request', 'malformed HTTP request');
+    };
+    const pending = socket[latestResponse];
+    if (pending !== undefined && !pending.writableFinished && !pending.destroyed) pending.once('finish', answer);
+    else answer();
   });
   return server;
 }
