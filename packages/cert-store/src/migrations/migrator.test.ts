@@ -89,6 +89,7 @@ const ALL = [
   'certsmith_002_crl_numbers',
   'certsmith_003_certificate_changes',
   'certsmith_004_sqlite_text_columns',
+  'certsmith_005_label_status_index',
 ];
 
 async function gooseRows(raw: RawDatabase): Promise<Array<[number, boolean]>> {

@@ -55,6 +55,21 @@ describe('SqliteOperations.listCertificates query plans', () => {
     });
   }
 
+  it('counts by label and status from a covering index (the metrics never read the certificates)', async () => {
+    const db = new Database(':memory:');
+    await migrateSchema(sqliteSchemaConnection(db));
+    const captured: string[] = [];
+    const prepare = db.prepare.bind(db);
+    db.prepare = ((sql: string) => {
+      captured.push(sql);
+      return prepare(sql);
+    }) as typeof db.prepare;
+    new SqliteOperations(db).countCertificates();
+    const plan = (prepare(`EXPLAIN QUERY PLAN ${captured.at(-1)!}`).all() as Array<{ detail: string }>).map((row) => row.detail).join('\n');
+    db.close();
+    expect(plan).toContain('COVERING INDEX certsmith_certificates_label_status');
+  });
+
   it('finds names through the name index', async () => {
     expect(await plansOf({ name: 'a.example' })).toMatch(/certsmith_certificate_names/);
   });
