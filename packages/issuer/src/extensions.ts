@@ -14,6 +14,9 @@ import {
   derSequence,
   derTlv,
   derExtension,
+  derIa5String,
+  derUtf8String,
+  encodeIa5String,
 } from '@certsmith/x509-core';
 
 /** An extension ready to encode. */
@@ -77,13 +80,11 @@ export function authorityKeyIdExtension(keyId: Uint8Array): ExtensionSpec {
   return { oid: ExtensionOid.authorityKeyIdentifier, critical: false, value: derSequence(derImplicit(0, keyId, false)) };
 }
 
-const encoder = new TextEncoder();
-
 /** AuthorityInfoAccess (RFC 5280 4.2.2.1): OCSP entries first, then CA Issuers, as Go orders them. */
 export function authorityInfoAccessExtension(ocspUrls: readonly string[], issuerUrls: readonly string[]): ExtensionSpec {
   const descriptions = [
-    ...ocspUrls.map((url) => derSequence(derOid('1.3.6.1.5.5.7.48.1'), derImplicit(6, encoder.encode(url), false))),
-    ...issuerUrls.map((url) => derSequence(derOid('1.3.6.1.5.5.7.48.2'), derImplicit(6, encoder.encode(url), false))),
+    ...ocspUrls.map((url) => derSequence(derOid('1.3.6.1.5.5.7.48.1'), derImplicit(6, encodeIa5String(url), false))),
+    ...issuerUrls.map((url) => derSequence(derOid('1.3.6.1.5.5.7.48.2'), derImplicit(6, encodeIa5String(url), false))),
   ];
   return { oid: ExtensionOid.authorityInfoAccess, critical: false, value: derSequence(...descriptions) };
 }
@@ -95,7 +96,7 @@ export function subjectAltNameExtension(generalNames: Uint8Array, subjectIsEmpty
 
 /** CRLDistributionPoints (RFC 5280 4.2.1.13): one DistributionPoint with a fullName URI per URL. */
 export function crlDistributionPointsExtension(urls: readonly string[]): ExtensionSpec {
-  const points = urls.map((url) => derSequence(derExplicit(0, derTlv(0xa0, derImplicit(6, encoder.encode(url), false)))));
+  const points = urls.map((url) => derSequence(derExplicit(0, derTlv(0xa0, derImplicit(6, encodeIa5String(url), false)))));
   return { oid: ExtensionOid.crlDistributionPoints, critical: false, value: derSequence(...points) };
 }
 
@@ -114,8 +115,8 @@ export function certificatePoliciesExtension(policies: readonly CertificatePolic
   const infos = policies.map((policy) => {
     const qualifiers = policy.qualifiers.map((qualifier) =>
       qualifier.type === 'id-qt-cps'
-        ? derSequence(derOid('1.3.6.1.5.5.7.2.1'), derTlv(0x16, encoder.encode(qualifier.value)))
-        : derSequence(derOid('1.3.6.1.5.5.7.2.2'), derSequence(derTlv(0x0c, encoder.encode(qualifier.value)))),
+        ? derSequence(derOid('1.3.6.1.5.5.7.2.1'), derIa5String(qualifier.value))
+        : derSequence(derOid('1.3.6.1.5.5.7.2.2'), derSequence(derUtf8String(qualifier.value))),
     );
     return qualifiers.length > 0 ? derSequence(derOid(policy.id), derSequence(...qualifiers)) : derSequence(derOid(policy.id));
   });

@@ -9,10 +9,12 @@ import type { SubjectAttributes } from '@certsmith/x509-core';
 import {
   BadRequestError,
   CertsmithError,
+  DerEncodeError,
   DerReader,
   ErrorCode,
   STANDARD_ATTRIBUTE_OIDS,
   decodePemBlock,
+  derExtension,
   encodeSubject,
   encodeSubjectAltNames,
   isEmptySanList,
@@ -128,8 +130,16 @@ function requestExtensions(request: CertificateRequest): ExtensionSpec[] {
   if (request.delegation_enabled) extensions.push(delegationUsageExtension());
   for (const extension of request.extensions ?? []) {
     const oid = (extension.id ?? []).join('.');
-    if (!/^\d+(\.\d+)+$/.test(oid)) throw new CsrRequestError(`asn1: structure error: invalid object identifier ${oid}`);
     const value = extension.value instanceof Uint8Array ? extension.value : decodeBase64Value(extension.value);
+    try {
+      // x509-core refuses what DER cannot carry (OID arcs, value not one DER element…): 9300 before key generation, as CFSSL's csr.Generate.
+      derExtension(oid, extension.critical === true, value);
+    } catch (cause) {
+      if (cause instanceof DerEncodeError) throw new CsrRequestError(cause.message, { cause });
+      throw cause;
+    }
+    // Parsers (certsmith's, Go's) refuse a request with the same extension twice.
+    if (extensions.some((seen) => seen.oid === oid)) throw new CsrRequestError(`duplicate extension ${oid}`);
     extensions.push({ oid, critical: extension.critical === true, value });
   }
   return extensions;

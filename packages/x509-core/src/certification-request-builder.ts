@@ -11,7 +11,7 @@
  */
 import type { CertificateExtension } from './certificate-model.js';
 import { derConstructed, derInteger, derOid, derSequence, derSetOf } from './der-writer.js';
-import { derExtension } from './self-signed-ca.js';
+import { derExtension } from './extensions.js';
 
 const EXTENSION_REQUEST = '1.2.840.113549.1.9.14';
 const SUBJECT_ALT_NAME = '2.5.29.17';

@@ -2,7 +2,12 @@
  * A lean DER encoder (X.690). Certificates and CSRs are built from these calls on the hot path of
  * `newcert`, so every function returns a ready `Uint8Array` and nothing builds an intermediate tree:
  * general-purpose ASN.1 libraries spend milliseconds per certificate, this spends microseconds.
+ *
+ * It refuses what DER cannot express instead of writing something no reader accepts: every input
+ * that reaches it from a request (OIDs, strings, integers, times, tags) is checked here, so every
+ * caller is covered, and a refusal is a {@link DerEncodeError} (a coded 4xx), never a RangeError.
  */
+import { DerEncodeError } from './errors.js';
 
 /** Universal tag numbers used by X.509. */
 export const Tag = {
@@ -34,7 +39,23 @@ function lengthFieldSize(length: number): number {
   if (length < 0x100) return 2;
   if (length < 0x10000) return 3;
   if (length < 0x1000000) return 4;
-  return 5;
+  // The reader accepts at most four length octets (as Go's cryptobyte does); write no more.
+  if (length <= 0xffffffff) return 5;
+  throw new DerEncodeError(`DER content of ${length} octets is longer than 2^32-1`);
+}
+
+/** An identifier octet the reader accepts: 0–255, not the high-tag-number form (low five bits 11111). */
+function checkTag(tag: number): void {
+  if (!Number.isInteger(tag) || tag < 0 || tag > 0xff || (tag & 0x1f) === 0x1f) {
+    throw new DerEncodeError(`DER identifier octet must be 0-255 with a tag number up to 30, got ${tag}`);
+  }
+}
+
+/** A context-specific tag number for the single-octet form: 0–30. */
+function checkTagNumber(tagNumber: number): void {
+  if (!Number.isInteger(tagNumber) || tagNumber < 0 || tagNumber > 30) {
+    throw new DerEncodeError(`context-specific tag number must be 0-30, got ${tagNumber}`);
+  }
 }
 
 /** Write identifier and length octets at the start of `out`; returns the offset of the content. */
@@ -52,6 +73,7 @@ function writeHeader(out: Uint8Array, tag: number, length: number): number {
 
 /** A TLV of `length` content octets, header written; the caller fills the content from the offset. */
 function allocateTlv(tag: number, length: number): { out: Uint8Array; offset: number } {
+  checkTag(tag);
   const out = new Uint8Array(1 + lengthFieldSize(length) + length);
   return { out, offset: writeHeader(out, tag, length) };
 }
@@ -123,6 +145,7 @@ export function compareBytes(a: Uint8Array, b: Uint8Array): number {
 
 /** `[n] EXPLICIT` context-specific constructed tag around one encoded child. */
 export function derExplicit(tagNumber: number, child: Uint8Array): Uint8Array {
+  checkTagNumber(tagNumber);
   return derTlv(0xa0 | tagNumber, child);
 }
 
@@ -131,6 +154,7 @@ export function derExplicit(tagNumber: number, child: Uint8Array): Uint8Array {
  * IA5String → false), e.g. dNSName is `[2] IMPLICIT IA5String` → `derImplicit(2, ascii, false)`.
  */
 export function derImplicit(tagNumber: number, content: Uint8Array, constructed: boolean): Uint8Array {
+  checkTagNumber(tagNumber);
   return derTlv((constructed ? 0xa0 : 0x80) | tagNumber, content);
 }
 
@@ -149,19 +173,23 @@ export function derNull(): Uint8Array {
 }
 
 /**
- * INTEGER from a non-negative bigint/number, or from unsigned big-endian magnitude bytes
- * (a 0x00 is prefixed when the top bit is set, leading zeros are stripped: minimal DER).
+ * INTEGER from a non-negative bigint or safe integer, or from unsigned big-endian magnitude bytes
+ * (a 0x00 is prefixed when the top bit is set, leading zeros are stripped: minimal DER). Negative,
+ * fractional and unsafe numbers are refused (a number past 2^53 has already lost its low digits).
  */
 export function derInteger(value: bigint | number | Uint8Array): Uint8Array {
   let bytes: Uint8Array;
   if (value instanceof Uint8Array) {
     bytes = value;
   } else {
-    let big = BigInt(value);
-    if (big < 0n) throw new RangeError('derInteger encodes non-negative values only');
+    if (typeof value === 'number' && !Number.isSafeInteger(value)) {
+      throw new DerEncodeError(`INTEGER must be a whole number below 2^53 (use a bigint beyond), got ${value}`);
+    }
+    if (typeof value !== 'number' && typeof value !== 'bigint') throw new DerEncodeError(`INTEGER must be a number, got ${typeof value}`);
+    const big = BigInt(value);
+    if (big < 0n) throw new DerEncodeError(`INTEGER must not be negative here, got ${big}`);
     const hex = big.toString(16);
     bytes = Buffer.from(hex.length % 2 ? `0${hex}` : hex, 'hex');
-    big = 0n;
   }
   let start = 0;
   while (start < bytes.length - 1 && bytes[start] === 0) start++;
@@ -181,6 +209,9 @@ export function derBitString(bytes: Uint8Array): Uint8Array {
  * trailing zero bits are removed as DER requires (X.690 11.2.2).
  */
 export function derNamedBitString(bits: number): Uint8Array {
+  if (!Number.isInteger(bits) || bits < 0 || bits > 0x7fffffff) {
+    throw new DerEncodeError(`named bits must be an integer 0 to 2^31-1 (bits 0-30), got ${bits}`);
+  }
   if (bits === 0) return Uint8Array.of(Tag.BitString, 1, 0);
   let highest = 0;
   for (let bit = 0; bit < 32; bit++) if (bits & (1 << bit)) highest = bit;
@@ -208,12 +239,43 @@ export function derOid(dotted: string): Uint8Array {
   return encoded;
 }
 
-/** Content octets of an OID; throws RangeError for OIDs that cannot be encoded (e.g. `7.1`). */
+/** Most arcs an encoded OID may have: far beyond any OID in use, and it bounds the encoder's work. */
+export const MAX_OID_ARCS = 128;
+
+/** Largest arc: 2^128-1, the UUID arcs under `2.25` (X.667), the widest arcs in use. */
+const MAX_OID_ARC = (1n << 128n) - 1n;
+
+/** Decimal digits of {@link MAX_OID_ARC}; longer arc strings are refused before BigInt parses them. */
+const MAX_OID_ARC_DIGITS = 39;
+
+/** Go's wording for an OID asn1.Marshal refuses, with the reason and the OID appended. */
+function invalidOid(dotted: string, reason: string): DerEncodeError {
+  const shown = dotted.length > 80 ? `${dotted.slice(0, 80)}…` : dotted;
+  return new DerEncodeError(`asn1: structure error: invalid object identifier ${shown} (${reason})`);
+}
+
+/**
+ * Content octets of an OID (X.690 8.19). Refused with {@link DerEncodeError}: anything but dotted
+ * decimal arcs, fewer than two or more than {@link MAX_OID_ARCS} arcs, a first arc other than 0, 1
+ * or 2, a second arc over 39 under 0 and 1 (X.660: the first two arcs share one subidentifier as
+ * 40·X + Y), and arcs past 2^128-1.
+ */
 export function encodeOidContent(dotted: string): Uint8Array {
-  if (!/^\d+(\.\d+)+$/.test(dotted)) throw new RangeError(`invalid OID ${dotted}`);
-  const arcs = dotted.split('.').map((arc) => BigInt(arc));
+  if (typeof dotted !== 'string') throw invalidOid(String(dotted), 'not a string');
+  const parts = dotted.split('.');
+  if (parts.length < 2) throw invalidOid(dotted, 'an OID has at least two arcs');
+  if (parts.length > MAX_OID_ARCS) throw invalidOid(dotted, `more than ${MAX_OID_ARCS} arcs`);
+  const arcs: bigint[] = [];
+  for (const part of parts) {
+    if (!/^\d+$/.test(part)) throw invalidOid(dotted, `arc ${JSON.stringify(part.slice(0, 40))} is not a non-negative decimal number`);
+    if (part.length > MAX_OID_ARC_DIGITS) throw invalidOid(dotted, 'an arc is larger than 2^128-1');
+    const arc = BigInt(part);
+    if (arc > MAX_OID_ARC) throw invalidOid(dotted, 'an arc is larger than 2^128-1');
+    arcs.push(arc);
+  }
   const [first, second] = arcs as [bigint, bigint];
-  if (first > 2n || (first < 2n && second > 39n)) throw new RangeError(`invalid OID ${dotted}`);
+  if (first > 2n) throw invalidOid(dotted, 'the first arc must be 0, 1 or 2');
+  if (first < 2n && second > 39n) throw invalidOid(dotted, 'the second arc must be 0-39 under arcs 0 and 1');
   const out: number[] = [];
   const pushArc = (arc: bigint): void => {
     const chunk: number[] = [Number(arc & 0x7fn)];
@@ -227,19 +289,42 @@ export function encodeOidContent(dotted: string): Uint8Array {
 
 const encoder = new TextEncoder();
 
-/** UTF8String. */
+/**
+ * UTF8String. A lone UTF-16 surrogate becomes U+FFFD, as Go's JSON decoding turns it into U+FFFD
+ * before CFSSL encodes it: the same request gives the same certificate.
+ */
 export function derUtf8String(text: string): Uint8Array {
   return derTlv(Tag.Utf8String, encoder.encode(text));
 }
 
-/** PrintableString (caller checks {@link isPrintableString}). */
+/** Shorten a value for an error message (requests may carry megabytes). */
+function shown(text: string): string {
+  return JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);
+}
+
+/** PrintableString; text outside the PrintableString set (see {@link isPrintableString}) is refused. */
 export function derPrintableString(text: string): Uint8Array {
+  if (!isPrintableString(text)) throw new DerEncodeError(`${shown(text)} cannot be encoded as a PrintableString`);
   return derTlv(Tag.PrintableString, encoder.encode(text));
 }
 
-/** IA5String (ASCII): emails, DNS names and URIs in GeneralName use the implicit-tagged form instead. */
+/**
+ * Content octets of an IA5String (X.680 41: the 128 ASCII characters), for the IMPLICIT-tagged
+ * forms (dNSName, rfc822Name, URI, CPS pointers); anything else is refused with Go's wording.
+ */
+export function encodeIa5String(text: string): Uint8Array {
+  const out = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code > 0x7f) throw new DerEncodeError(`x509: ${shown(text)} cannot be encoded as an IA5String`);
+    out[i] = code;
+  }
+  return out;
+}
+
+/** IA5String (ASCII only, else {@link DerEncodeError}). */
 export function derIa5String(text: string): Uint8Array {
-  return derTlv(Tag.Ia5String, encoder.encode(text));
+  return derTlv(Tag.Ia5String, encodeIa5String(text));
 }
 
 const PRINTABLE = /^[A-Za-z0-9 '()+,\-./:=?]*$/;
@@ -254,7 +339,7 @@ export function isPrintableString(text: string): boolean {
  * PrintableString when possible, else UTF8String.
  */
 export function derDirectoryString(text: string): Uint8Array {
-  return isPrintableString(text) ? derPrintableString(text) : derUtf8String(text);
+  return derTlv(isPrintableString(text) ? Tag.PrintableString : Tag.Utf8String, encoder.encode(text));
 }
 
 function two(n: number): string {
@@ -262,10 +347,16 @@ function two(n: number): string {
 }
 
 /**
- * RFC 5280 4.1.2.5 Time: UTCTime for years 1950–2049, GeneralizedTime otherwise; whole seconds, `Z`.
+ * RFC 5280 4.1.2.5 Time: UTCTime for years 1950–2049, GeneralizedTime otherwise; whole seconds
+ * (milliseconds are dropped), `Z`. An invalid Date, or a year outside GeneralizedTime's four digits
+ * (0000–9999), is refused: Go refuses it too (`cannot represent time as GeneralizedTime`).
  */
 export function derTime(date: Date): Uint8Array {
+  if (!(date instanceof Date) || Number.isNaN(date.getTime())) throw new DerEncodeError('time is not a valid date');
   const year = date.getUTCFullYear();
+  if (year < 0 || year > 9999) {
+    throw new DerEncodeError(`asn1: structure error: cannot represent time as GeneralizedTime (year ${year} is outside 0000-9999)`);
+  }
   const rest =
     two(date.getUTCMonth() + 1) +
     two(date.getUTCDate()) +

@@ -243,6 +243,20 @@ export class DerDecodeError extends Error {
   }
 }
 
+/**
+ * A value the DER writer cannot encode: an OID whose arcs X.690 cannot express, a string outside
+ * its type's character set, a time outside GeneralizedTime's years, a negative INTEGER, an
+ * extension value that is not one DER element… Coded 1000 (CFSSL's `Unknown certificate error`),
+ * which is what CFSSL answers when Go's `x509.CreateCertificate` refuses a template
+ * (`signer/local`: `cferr.Wrap(CertificateError, Unknown, err)`); callers that know better re-code
+ * it (the CSR path answers 9300, as CFSSL's `csr.Generate` does). The message names the value.
+ */
+export class DerEncodeError extends CertsmithError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(ErrorCode.CertificateUnknown, message, options);
+  }
+}
+
 /** Serialise any thrown value; non-certsmith errors become code 0 with their name kept for logs. */
 export function toErrorPayload(error: unknown): ErrorPayload {
   if (isCodedError(error)) {

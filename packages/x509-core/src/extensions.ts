@@ -12,10 +12,12 @@ import {
   readBoolean,
   readOctetString,
   readOid,
+  readElement,
   readSmallInteger,
 } from './der-reader.js';
 import type { DerElement } from './der-reader.js';
-import { DerDecodeError } from './errors.js';
+import { derBoolean, derOctetString, derOid, derSequence } from './der-writer.js';
+import { DerDecodeError, DerEncodeError } from './errors.js';
 import { GeneralNameTag, emptySubjectAltNames, formatIpAddress, readGeneralNames } from './general-name.js';
 import { Oid } from './oids.js';
 
@@ -299,4 +301,38 @@ export function emptyExtensionFacts(): ExtensionFacts {
     certificatePolicies: null,
     nameConstraints: null,
   };
+}
+
+/** Extensions {@link readExtensions} decodes (and so refuses when malformed). */
+const DECODED_EXTENSIONS: ReadonlySet<string> = new Set([...HANDLED_EXTENSIONS, Oid.subjectAltName, Oid.nameConstraints]);
+
+/**
+ * One Extension (RFC 5280 4.1): DER omits a default-valued BOOLEAN (X.690 11.5), so `critical` is
+ * written only when true. The value must be exactly one DER element (extnValue holds the DER of one
+ * ASN.1 value), and for the extensions certsmith decodes (SAN, key usage, basic constraints, AIA…)
+ * a well-formed one: certsmith never writes a certificate or CSR its own parser — and Go's — would
+ * refuse. Anything else is a {@link DerEncodeError} naming the extension.
+ */
+export function derExtension(oid: string, critical: boolean, value: Uint8Array): Uint8Array {
+  const oidDer = derOid(oid);
+  if (!(value instanceof Uint8Array)) throw new DerEncodeError(`extension ${oid}: value must be bytes`);
+  let valueEnd: number;
+  try {
+    valueEnd = value.length === 0 ? -1 : readElement(value, 0).end;
+  } catch {
+    valueEnd = -1;
+  }
+  if (valueEnd !== value.length) throw new DerEncodeError(`extension ${oid}: value is not one DER element`);
+  const encoded = critical
+    ? derSequence(oidDer, derBoolean(true), derOctetString(value))
+    : derSequence(oidDer, derOctetString(value));
+  if (DECODED_EXTENSIONS.has(oid)) {
+    try {
+      readExtensions(encoded, new DerReader(encoded), emptyExtensionFacts());
+    } catch (error) {
+      if (!(error instanceof DerDecodeError)) throw error;
+      throw new DerEncodeError(`extension ${oid}: malformed value (${error.message})`, { cause: error });
+    }
+  }
+  return encoded;
 }

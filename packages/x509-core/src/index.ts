@@ -14,6 +14,7 @@ export {
   CsrParseError,
   CsrBadRequestError,
   DerDecodeError,
+  DerEncodeError,
   toErrorPayload,
   fromErrorPayload,
   isCodedError,
@@ -51,9 +52,11 @@ export {
   derOctetString,
   derOid,
   encodeOidContent,
+  MAX_OID_ARCS,
   derUtf8String,
   derPrintableString,
   derIa5String,
+  encodeIa5String,
   isPrintableString,
   derDirectoryString,
   derTime,
@@ -100,7 +103,7 @@ export { readPkcs7Certificates, parsePkcs7Certificates } from './pkcs7.js';
 export { parseCertificate, parseCertificates, parseCertificatesLazily, toHex } from './parse-certificate.js';
 export { LazyCertificate, certificateIndexFields, MATERIALIZED_LIMIT } from './lazy-certificate.js';
 export type { CertificateIndexFields } from './lazy-certificate.js';
-export { readExtensions, emptyExtensionFacts } from './extensions.js';
+export { readExtensions, emptyExtensionFacts, derExtension } from './extensions.js';
 export type { ExtensionFacts } from './extensions.js';
 export {
   parsePrivateKey,
@@ -138,7 +141,7 @@ export {
 export { toCertinfoResult, toCertinfoName, formatKeyId, serialToDecimal } from './certinfo.js';
 export type { CertinfoName, CertinfoResult } from './certinfo.js';
 export { publicKeyObject, verifySignature, isSignatureAlgorithmSupported } from './verify-signature.js';
-export { buildSelfSignedCaTbs, derExtension } from './self-signed-ca.js';
+export { buildSelfSignedCaTbs } from './self-signed-ca.js';
 export type { SelfSignedCaTbsOptions } from './self-signed-ca.js';
 export { encodeTbsCertificate, encodeSigned } from './certificate-builder.js';
 export type { TbsCertificateFields } from './certificate-builder.js';

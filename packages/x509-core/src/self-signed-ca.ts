@@ -8,7 +8,8 @@
 import { encodeTbsCertificate } from './certificate-builder.js';
 import { computeSubjectKeyId } from './certificate-facts.js';
 import { DerReader } from './der-reader.js';
-import { derBoolean, derInteger, derNamedBitString, derOctetString, derOid, derSequence } from './der-writer.js';
+import { derBoolean, derInteger, derNamedBitString, derOctetString, derSequence } from './der-writer.js';
+import { derExtension } from './extensions.js';
 import { readPublicKeyInfo } from './public-key-info.js';
 
 /** Input of {@link buildSelfSignedCaTbs}. */
@@ -25,14 +26,6 @@ export interface SelfSignedCaTbsOptions {
   notAfter: Date;
   /** basicConstraints pathLenConstraint; absent = no limit. */
   pathLength?: number | undefined;
-}
-
-/**
- * One extension: DER omits a default-valued BOOLEAN (X.690 11.5), so `critical` is written only
- * when true.
- */
-export function derExtension(oid: string, critical: boolean, value: Uint8Array): Uint8Array {
-  return critical ? derSequence(derOid(oid), derBoolean(true), derOctetString(value)) : derSequence(derOid(oid), derOctetString(value));
 }
 
 /** KeyUsage bits 5 (keyCertSign) and 6 (cRLSign), RFC 5280 4.2.1.3. */
