@@ -2,11 +2,13 @@ import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { encodePem } from './pem.js';
 import { parseCertificate } from './parse-certificate.js';
-import { assertKeyMatchesCertificate, encodePrivateKeyCfssl, parsePrivateKey } from './parse-private-key.js';
+import { assertKeyMatchesCertificate, encodePrivateKeyCfssl, parsePrivateKey, parsePrivateKeyDer } from './parse-private-key.js';
+import { DerReader, elementBytes } from './der-reader.js';
+import { derConstructed, derExplicit, derInteger, derOctetString, derOid, derSequence, derTlv } from './der-writer.js';
 import { makeCertificate, openssl, prepareKeys, testKey } from './test-support/fixtures.js';
 import type { KeyKind } from './test-support/fixtures.js';
 
-beforeAll(() => prepareKeys(['rsa2048', 'p256', 'p384', 'ed25519', 'dsa']));
+beforeAll(() => prepareKeys(['rsa2048', 'p256', 'p384', 'p521', 'ed25519', 'dsa']));
 
 const code = (fn: () => unknown): number | undefined => {
   try {
@@ -74,6 +76,77 @@ describe('parsePrivateKey', () => {
   it('throws 2003 when the EC key is on a curve Go does not support', () => {
     const k1 = generateKeyPairSync('ec', { namedCurve: 'secp256k1' }).privateKey.export({ type: 'sec1', format: 'pem' }) as string;
     expect(code(() => parsePrivateKey(k1))).toBe(2003);
+  });
+});
+
+describe('parsePrivateKeyDer', () => {
+  const tlv = (tag: number, content: Uint8Array): Uint8Array => Uint8Array.from([...derTlv(tag, content)]);
+
+  /** A SEC 1 key with its fields replaced: `fields(original)` returns the new field TLVs. */
+  function sec1With(kind: KeyKind, fields: (original: Uint8Array[]) => Uint8Array[]): Uint8Array {
+    const der = new Uint8Array(testKey(kind).privateKey.export({ type: 'sec1', format: 'der' }));
+    const reader = new DerReader(der).sequence();
+    const original: Uint8Array[] = [];
+    while (reader.hasMore()) original.push(elementBytes(der, reader.read()));
+    return derSequence(...fields(original));
+  }
+
+  it('refuses, with 2003 and without aborting the process, a SEC 1 key whose scalar is a long constructed OCTET STRING (found by tools/fuzz)', () => {
+    // The fuzzer's input: Node's asymmetricKeyDetails hit a native assertion on what OpenSSL made of it.
+    const scalar = Uint8Array.from(testKey('p521').privateKey.export({ format: 'jwk' }).d!.split('').map((c) => c.charCodeAt(0)));
+    const constructed = derConstructed(0x24, Array.from({ length: 160 }, () => tlv(0x86, scalar.subarray(0, 66))));
+    const key = sec1With('p521', ([version, , ...rest]) => [version!, constructed, ...rest]);
+    expect(code(() => parsePrivateKeyDer(key))).toBe(2003);
+  });
+
+  it.each([
+    ['a scalar of zero', (order: bigint) => 0n],
+    ['a scalar equal to the curve order', (order: bigint) => order],
+    ['a scalar above the curve order', (order: bigint) => order + 5n],
+  ])('refuses a P-256 key with %s (Go: invalid elliptic curve private key value)', (_name, value) => {
+    const order = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
+    const octets = Uint8Array.from(Buffer.from(value(order).toString(16).padStart(64, '0').slice(-64), 'hex'));
+    const key = sec1With('p256', ([version, , ...rest]) => [version!, derOctetString(value(order) > order ? Uint8Array.of(1, ...octets) : octets), ...rest]);
+    expect(code(() => parsePrivateKeyDer(key))).toBe(2003);
+  });
+
+  it('refuses an EC key without a curve, with an unknown curve or with explicit parameters', () => {
+    expect(code(() => parsePrivateKeyDer(sec1With('p256', ([version, scalar]) => [version!, scalar!])))).toBe(2003);
+    expect(code(() => parsePrivateKeyDer(sec1With('p256', ([version, scalar, , publicKey]) => [version!, scalar!, derExplicit(0, derOid('1.3.132.0.10')), publicKey!])))).toBe(2003);
+    expect(code(() => parsePrivateKeyDer(sec1With('p256', ([version, scalar, , publicKey]) => [version!, scalar!, derExplicit(0, derSequence(derInteger(1))), publicKey!])))).toBe(2003);
+  });
+
+  it('refuses an RSA key whose primes do not multiply to the modulus, or with a zero component', () => {
+    const der = new Uint8Array(testKey('rsa2048').privateKey.export({ type: 'pkcs1', format: 'der' }));
+    const reader = new DerReader(der).sequence();
+    const fields: Uint8Array[] = [];
+    while (reader.hasMore()) fields.push(elementBytes(der, reader.read()));
+    const swapped = [...fields];
+    swapped[4] = derInteger(3);
+    expect(code(() => parsePrivateKeyDer(derSequence(...swapped)))).toBe(2003);
+    const zero = [...fields];
+    zero[3] = derInteger(0);
+    expect(code(() => parsePrivateKeyDer(derSequence(...zero)))).toBe(2003);
+    expect(parsePrivateKeyDer(derSequence(...fields))).toMatchObject({ algorithm: 'RSA', format: 'pkcs1' });
+  });
+
+  it('refuses an RSA modulus over 16384 bits before any arithmetic on it', () => {
+    const huge = new Uint8Array(1 << 20).fill(0xff);
+    const key = derSequence(derInteger(0), derInteger(huge), derInteger(65537), derInteger(huge), derInteger(3), derInteger(5), derInteger(1), derInteger(1), derInteger(1));
+    expect(code(() => parsePrivateKeyDer(key))).toBe(2003);
+  });
+
+  it('refuses BER: a non-minimal length in an otherwise valid key', () => {
+    const der = new Uint8Array(testKey('p256').privateKey.export({ type: 'sec1', format: 'der' }));
+    // 30 77 … → 30 81 77 …: the same key with a long-form length Go (and DER) refuses.
+    const ber = Uint8Array.of(0x30, 0x81, der[1]!, ...der.subarray(2));
+    expect(code(() => parsePrivateKeyDer(ber))).toBe(2003);
+    expect(parsePrivateKeyDer(der)).toMatchObject({ algorithm: 'ECDSA', format: 'sec1', publicKey: { curve: 'P-256' } });
+  });
+
+  it('refuses an Ed25519 PKCS#8 key whose seed is not 32 octets', () => {
+    const der = derSequence(derInteger(0), derSequence(derOid('1.3.101.112')), derOctetString(derOctetString(new Uint8Array(31))));
+    expect(code(() => parsePrivateKeyDer(der))).toBe(2003);
   });
 });
 

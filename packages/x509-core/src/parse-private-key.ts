@@ -15,9 +15,12 @@ import {
   PrivateKeyDecodeError,
   PrivateKeyParseError,
   UnsupportedKeyAlgorithmError,
+  isCodedError,
 } from './errors.js';
 import { decodePemBlock, encodePem } from './pem.js';
 import type { PemBlock } from './pem.js';
+import { readPrivateKeyStructure } from './private-key-structure.js';
+import type { PrivateKeyStructure } from './private-key-structure.js';
 import { ecPublicKeyCoordinates, readPublicKeyInfo, rsaPublicKeyComponents } from './public-key-info.js';
 
 /** Key algorithms CFSSL accepts for private keys (2200 `Private key algorithm is not RSA or ECC or Ed25519` otherwise). */
@@ -37,9 +40,6 @@ export interface ParsedPrivateKey {
   publicKey: PublicKeyInfo;
 }
 
-/** Named curves Go's ECDSA supports; keys on other curves fail to parse in CFSSL (2003). */
-const SUPPORTED_CURVES: ReadonlySet<string> = new Set(['P-224', 'P-256', 'P-384', 'P-521', 'prime256v1', 'secp224r1', 'secp384r1', 'secp521r1']);
-
 /**
  * The first PEM block that is not `EC PARAMETERS` (openssl writes those before SEC 1 keys by
  * default; Go's `GetKeyDERFromPEM` skips them), or `null`.
@@ -54,50 +54,43 @@ function firstKeyBlock(pem: string): PemBlock | null {
   }
 }
 
-function algorithmOf(keyObject: KeyObject): PrivateKeyAlgorithm | null {
-  switch (keyObject.asymmetricKeyType) {
-    case 'rsa':
-      return 'RSA';
-    case 'ec': {
-      const curve = keyObject.asymmetricKeyDetails?.namedCurve;
-      return curve !== undefined && SUPPORTED_CURVES.has(curve) ? 'ECDSA' : null;
-    }
-    case 'ed25519':
-      return 'Ed25519';
-    default:
-      // rsa-pss, dsa, ed448, x25519, x448, dh: Go's parsers refuse them or CFSSL drops them (2003).
-      return null;
-  }
-}
+/** Node's key type for each algorithm the structure check accepts. */
+const NODE_KEY_TYPES: Readonly<Record<PrivateKeyAlgorithm, string>> = { RSA: 'rsa', ECDSA: 'ec', Ed25519: 'ed25519' };
 
 /**
  * Parse DER as PKCS#8 (covers RFC 8410 Ed25519 keys), then PKCS#1, then SEC 1 — the order of
  * CFSSL's `ParsePrivateKeyDER`. Only RSA, ECDSA on Go's curves and Ed25519 are accepted; anything
- * else (DSA, X25519, a certificate pasted as a key…) is 2003.
+ * else (DSA, X25519, a certificate pasted as a key…) is 2003. The structure is checked the way Go
+ * checks it (strict DER, curve order, RSA consistency; `private-key-structure.ts`) before OpenSSL
+ * sees the bytes.
  */
 export function parsePrivateKeyDer(der: Uint8Array): ParsedPrivateKey {
-  const buffer = Buffer.from(der.buffer, der.byteOffset, der.byteLength);
-  for (const format of ['pkcs8', 'pkcs1', 'sec1'] as const) {
-    let keyObject: KeyObject;
-    try {
-      keyObject = createPrivateKey({ key: buffer, format: 'der', type: format });
-    } catch {
-      continue;
-    }
-    const algorithm = algorithmOf(keyObject);
-    if (algorithm === null) break;
-    const spki = new Uint8Array(createPublicKey(keyObject).export({ type: 'spki', format: 'der' }));
-    let publicKey: PublicKeyInfo;
-    try {
-      const reader = new DerReader(spki);
-      publicKey = readPublicKeyInfo(spki, reader.expect(0x30, 'SubjectPublicKeyInfo'), reader);
-    } catch (error) {
-      if (error instanceof DerDecodeError) throw new PrivateKeyParseError(undefined, { cause: error });
-      throw error;
-    }
-    return { keyObject, algorithm, format, publicKey };
+  let structure: PrivateKeyStructure;
+  try {
+    structure = readPrivateKeyStructure(der);
+  } catch (error) {
+    if (error instanceof DerDecodeError) throw new PrivateKeyParseError(undefined, { cause: error });
+    throw error;
   }
-  throw new PrivateKeyParseError();
+  const { format, algorithm } = structure;
+  let keyObject: KeyObject;
+  try {
+    keyObject = createPrivateKey({ key: Buffer.from(der.buffer, der.byteOffset, der.byteLength), format: 'der', type: format });
+  } catch (cause) {
+    throw new PrivateKeyParseError(undefined, { cause });
+  }
+  // The curve comes from the checked structure, not from asymmetricKeyDetails: see private-key-structure.ts.
+  if (keyObject.asymmetricKeyType !== NODE_KEY_TYPES[algorithm]) throw new PrivateKeyParseError();
+  let publicKey: PublicKeyInfo;
+  try {
+    const spki = new Uint8Array(createPublicKey(keyObject).export({ type: 'spki', format: 'der' }));
+    const reader = new DerReader(spki);
+    publicKey = readPublicKeyInfo(spki, reader.expect(0x30, 'SubjectPublicKeyInfo'), reader);
+  } catch (error) {
+    if (error instanceof DerDecodeError || !isCodedError(error)) throw new PrivateKeyParseError(undefined, { cause: error });
+    throw error;
+  }
+  return { keyObject, algorithm, format, publicKey };
 }
 
 /**
