@@ -217,6 +217,14 @@ export function compareWithNode(der, ours, error) {
   }
 
   const sans = node.subjectAltName;
+  const ourSanCount = ours.subjectAltNames.dns.length + ours.subjectAltNames.email.length + ours.subjectAltNames.ip.length + ours.subjectAltNames.uri.length;
+  if ((sans === undefined || sans === null) && ourSanCount > 0 && sanAgreesWhenRebuilt(der, ours)) {
+    // OpenSSL drops the whole SAN when one GeneralName does not decode (a broken otherName or
+    // dirName); Go and certsmith skip the forms they do not use and keep DNS/email/IP/URI. Proven
+    // by rebuilding the SAN from what certsmith read: Node then prints exactly those.
+    explained.push('openssl-drops-undecodable-san');
+    return finishExtensions();
+  }
   const theirs = { dns: /** @type {string[]} */ ([]), email: /** @type {string[]} */ ([]), ip: /** @type {string[]} */ ([]), uri: /** @type {string[]} */ ([]) };
   if (sans !== undefined) {
     for (const [kind, value] of splitSans(sans)) {
@@ -227,44 +235,48 @@ export function compareWithNode(der, ours, error) {
     }
   }
   same('subjectAltName', ours.subjectAltNames, theirs);
+  return finishExtensions();
 
-  // X509_check_ca: CA:TRUE, and keyUsage (when present) must allow keyCertSign; v1 certificates are
-  // not CAs for Node's `ca` (check_ca answers 3 for them, Node wants 1).
-  const keyCertSign = ours.keyUsage === null || (ours.keyUsage & (1 << 5)) !== 0;
-  const ourCa = (ours.basicConstraints?.ca ?? false) && keyCertSign;
-  if (ourCa !== node.ca && ourCa && caWithoutOtherExtensions(der)) {
-    // OpenSSL decodes extensions Go ignores (Netscape cert type, policy constraints, RFC 3779…) or
-    // reads leniently (an AuthorityKeyIdentifier with extra content); one it cannot decode marks the
-    // whole certificate invalid and X509_check_ca answers 0. Proven by keeping only basic
-    // constraints and key usage (all `ca` depends on): then Node agrees.
-    explained.push('openssl-invalid-extension-not-ca');
-  } else same('ca', ourCa, node.ca);
+  /** CA, EKU and AIA comparisons (also run when the SAN difference was explained). */
+  function finishExtensions() {
+    // X509_check_ca: CA:TRUE, and keyUsage (when present) must allow keyCertSign; v1 certificates are
+    // not CAs for Node's `ca` (check_ca answers 3 for them, Node wants 1).
+    const keyCertSign = ours.keyUsage === null || (ours.keyUsage & (1 << 5)) !== 0;
+    const ourCa = (ours.basicConstraints?.ca ?? false) && keyCertSign;
+    if (ourCa !== node.ca && ourCa && caWithoutOtherExtensions(der)) {
+      // OpenSSL decodes extensions Go ignores (Netscape cert type, policy constraints, RFC 3779…) or
+      // reads leniently (an AuthorityKeyIdentifier with extra content); one it cannot decode marks the
+      // whole certificate invalid and X509_check_ca answers 0. Proven by keeping only basic
+      // constraints and key usage (all `ca` depends on): then Node agrees.
+      explained.push('openssl-invalid-extension-not-ca');
+    } else same('ca', ourCa, node.ca);
 
-  const nodeEku = node.keyUsage;
-  same('extKeyUsage', ours.extKeyUsage ?? [], nodeEku ?? []);
+    const nodeEku = node.keyUsage;
+    same('extKeyUsage', ours.extKeyUsage ?? [], nodeEku ?? []);
 
-  const access = node.infoAccess;
-  if ((access === undefined || access === null) && ours.ocspUrls.length + ours.caIssuerUrls.length > 0 && aiaAgreesWhenRebuilt(der, ours)) {
-    // OpenSSL drops the whole AIA when one AccessDescription does not decode (a location that is not
-    // a GeneralName); Go and certsmith skip that entry and keep the URIs. Proven by rebuilding the
-    // AIA from the URIs certsmith read: Node then prints exactly those.
-    explained.push('openssl-drops-undecodable-aia');
-  } else if (access !== undefined && access !== null) {
-    const ocsp = [];
-    const issuers = [];
-    for (const line of access.split('\n')) {
-      const match = /^(OCSP|CA Issuers) - URI:(.*)$/.exec(line);
-      if (match === null) continue;
-      const value = /** @type {string} */ (match[2]).startsWith('"') ? JSON.parse(/** @type {string} */ (match[2])) : match[2];
-      (match[1] === 'OCSP' ? ocsp : issuers).push(value);
+    const access = node.infoAccess;
+    if ((access === undefined || access === null) && ours.ocspUrls.length + ours.caIssuerUrls.length > 0 && aiaAgreesWhenRebuilt(der, ours)) {
+      // OpenSSL drops the whole AIA when one AccessDescription does not decode (a location that is not
+      // a GeneralName); Go and certsmith skip that entry and keep the URIs. Proven by rebuilding the
+      // AIA from the URIs certsmith read: Node then prints exactly those.
+      explained.push('openssl-drops-undecodable-aia');
+    } else if (access !== undefined && access !== null) {
+      const ocsp = [];
+      const issuers = [];
+      for (const line of access.split('\n')) {
+        const match = /^(OCSP|CA Issuers) - URI:(.*)$/.exec(line);
+        if (match === null) continue;
+        const value = /** @type {string} */ (match[2]).startsWith('"') ? JSON.parse(/** @type {string} */ (match[2])) : match[2];
+        (match[1] === 'OCSP' ? ocsp : issuers).push(value);
+      }
+      same('ocspUrls', ours.ocspUrls, ocsp);
+      same('caIssuerUrls', ours.caIssuerUrls, issuers);
+    } else {
+      same('ocspUrls', ours.ocspUrls, []);
+      same('caIssuerUrls', ours.caIssuerUrls, []);
     }
-    same('ocspUrls', ours.ocspUrls, ocsp);
-    same('caIssuerUrls', ours.caIssuerUrls, issuers);
-  } else {
-    same('ocspUrls', ours.ocspUrls, []);
-    same('caIssuerUrls', ours.caIssuerUrls, []);
+    return { nodeAccepts: true, explained, unexplained };
   }
-  return { nodeAccepts: true, explained, unexplained };
 }
 
 /** The extensions `ca` depends on: basic constraints and key usage. */
@@ -314,6 +326,48 @@ function aiaAgreesWhenRebuilt(der, ours) {
     const text = new X509Certificate(writeNodes(/** @type {import('./mutators.mjs').Node[]} */ (roots))).infoAccess ?? '';
     const expected = [...ours.ocspUrls.map((url) => `OCSP - URI:${url}`), ...ours.caIssuerUrls.map((url) => `CA Issuers - URI:${url}`)];
     return text.split('\n').filter((line) => line !== '').join('\n') === expected.join('\n');
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Does Node print exactly our DNS, email, IP and URI names once the SAN holds only them?
+ * @param {Uint8Array} der @param {import('@certsmith/x509-core').Certificate} ours
+ */
+function sanAgreesWhenRebuilt(der, ours) {
+  const roots = readNodes(der, 0, der.length, 0);
+  const list = roots?.[0]?.children?.[0]?.children?.find((node) => node.tag === 0xa3)?.children?.[0]?.children;
+  const san = list?.find((extension) => Buffer.from(extension.children?.[0]?.content ?? []).toString('hex') === '551d11');
+  const value = san?.children?.at(-1);
+  if (!value || value.tag !== 0x04) return false;
+  const text = (/** @type {string} */ name) => new TextEncoder().encode(name);
+  const ip = (/** @type {string} */ address) => {
+    if (isIP(address) === 4) return Uint8Array.from(address.split('.').map(Number));
+    const url = new URL(`http://[${address}]/`).hostname.slice(1, -1);
+    const [head = '', tail = ''] = url.split('::');
+    const groups = (/** @type {string} */ part) => (part === '' ? [] : part.split(':'));
+    const all = [...groups(head), ...Array(8 - groups(head).length - groups(tail).length).fill('0'), ...groups(tail)];
+    return Uint8Array.from(all.flatMap((group) => [Number.parseInt(group, 16) >> 8, Number.parseInt(group, 16) & 0xff]));
+  };
+  const names = ours.subjectAltNames;
+  value.content = derSequence(
+    ...names.dns.map((name) => derImplicit(2, text(name), false)),
+    ...names.email.map((name) => derImplicit(1, text(name), false)),
+    ...names.ip.map((address) => derImplicit(7, ip(address), false)),
+    ...names.uri.map((name) => derImplicit(6, text(name), false)),
+  );
+  value.children = null;
+  try {
+    const rebuilt = new X509Certificate(writeNodes(/** @type {import('./mutators.mjs').Node[]} */ (roots))).subjectAltName ?? '';
+    const theirs = { dns: /** @type {string[]} */ ([]), email: /** @type {string[]} */ ([]), ip: /** @type {string[]} */ ([]), uri: /** @type {string[]} */ ([]) };
+    for (const [kind, name] of splitSans(rebuilt)) {
+      if (kind === 'DNS') theirs.dns.push(name);
+      else if (kind === 'email') theirs.email.push(name);
+      else if (kind === 'URI') theirs.uri.push(name);
+      else if (kind === 'IP Address') theirs.ip.push(canonicalIp(name));
+    }
+    return JSON.stringify(theirs) === JSON.stringify(names);
   } catch {
     return false;
   }
