@@ -3,7 +3,7 @@
 /**
  * Mutation fuzzing of @certsmith/x509-core's parsers, by hand (build first: `npm run build`):
  *
- *   node tools/fuzz/run.mjs --inputs 1000000 [--seed 1] [--start 0] [--json report.json]
+ *   node tools/fuzz/run.mjs --inputs 1000000 [--seed 1] [--start 0] [--json report.json] [--corpus FILE] [--fresh]
  *   node tools/fuzz/run.mjs --seed 1 --replay 123456      # reproduce one input and show its outcome
  *
  * Seeds: the cfssl_trust bundles (read by path; CERTSMITH_TRUST_DIR overrides /work/shared/trust)
@@ -15,8 +15,9 @@
  * or a disagreement with Node's X509Certificate that is not explained in packages/x509-core/README.md.
  * See tools/fuzz/README.md.
  */
-import { writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cpus, tmpdir } from 'node:os';
 import { parseArgs } from 'node:util';
 import { fork } from 'node:child_process';
 
@@ -29,8 +30,14 @@ const { values } = parseArgs({
     json: { type: 'string' },
     'slow-ms': { type: 'string', default: '2000' },
     'hang-ms': { type: 'string', default: '10000' },
+    corpus: { type: 'string', default: join(tmpdir(), 'certsmith-fuzz-corpus.json') },
+    fresh: { type: 'boolean', default: false },
   },
 });
+// Generated keys, CSRs and certificates are saved on the first run and reused, so runs and replays
+// see the same seeds (Node cannot generate keys from a seed); --fresh makes new ones.
+if (values.fresh) rmSync(values.corpus, { force: true });
+process.env.CERTSMITH_FUZZ_CORPUS = values.corpus;
 const seed = Number(values.seed);
 const startIndex = Number(values.start);
 
@@ -47,7 +54,7 @@ if (values.replay !== undefined) {
 
 const inputs = Number(values.inputs);
 const hangMs = Number(values['hang-ms']);
-console.log(`fuzzing x509-core: ${inputs} inputs, seed ${seed}, from index ${startIndex}; node ${process.version}, ${cpus()[0]?.model ?? 'unknown CPU'}`);
+console.log(`fuzzing x509-core: ${inputs} inputs, seed ${seed}, from index ${startIndex}; generated seeds in ${values.corpus}; node ${process.version}, ${cpus()[0]?.model ?? 'unknown CPU'}`);
 const started = Date.now();
 const child = fork(new URL('./src/child.mjs', import.meta.url), [], {
   env: { ...process.env, CERTSMITH_FUZZ_CAMPAIGN: JSON.stringify({ seed, inputs, startIndex, slowMs: Number(values['slow-ms']) }) },

@@ -40,6 +40,7 @@ export function generateInput(seed, index) {
  * @property {number} count
  * @property {number} firstIndex reproduce with `run.mjs --seed S --replay firstIndex`
  * @property {string} seedName
+ * @property {string} input base64 of the first input (up to 64 KiB), so a CI log alone reproduces it
  */
 
 /**
@@ -80,8 +81,13 @@ export function runCampaign(options) {
   const find = (kind, target, signature, index, seedName) => {
     const key = `${kind}|${target}|${signature}`;
     const existing = findings.get(key);
-    if (existing) existing.count++;
-    else findings.set(key, { kind, target, signature, count: 1, firstIndex: index, seedName });
+    if (existing) {
+      existing.count++;
+      return;
+    }
+    const { input } = generateInput(seed, index);
+    const bytes = typeof input === 'string' ? Buffer.from(input, 'utf8') : Buffer.from(input);
+    findings.set(key, { kind, target, signature, count: 1, firstIndex: index, seedName, input: bytes.subarray(0, 65536).toString('base64') });
   };
 
   for (let index = startIndex; index < startIndex + inputs; index++) {

@@ -138,8 +138,26 @@ function trustPkcs7Seeds(ders) {
 let corpus = null;
 
 /**
+ * The generated seeds: read from `file` when it exists (so a later run or a `--replay` sees the same
+ * keys and certificates — Node cannot generate keys from a seed), else generated now and, when `file`
+ * is given, saved there.
+ * @param {string | undefined} file @returns {Seed[]}
+ */
+function generatedOrSaved(file) {
+  if (file !== undefined && existsSync(file)) {
+    /** @type {{ kind: SeedKind, name: string, der: string, label: string }[]} */
+    const saved = JSON.parse(readFileSync(file, 'utf8'));
+    return saved.map((seed) => ({ ...seed, der: new Uint8Array(Buffer.from(seed.der, 'base64')) }));
+  }
+  const seeds = generatedSeeds();
+  if (file !== undefined) writeFileSync(file, JSON.stringify(seeds.map((seed) => ({ ...seed, der: Buffer.from(seed.der).toString('base64') }))));
+  return seeds;
+}
+
+/**
  * Build (once per process) the corpus: every certificate of `ca-bundle.crt` and `int-bundle.crt`
- * plus the generated seeds. Throws when the trust data is missing: the seeds are the point.
+ * plus the generated seeds (see {@link generatedOrSaved}; `CERTSMITH_FUZZ_CORPUS` names the file).
+ * Throws when the trust data is missing: the seeds are the point.
  * @returns {Corpus}
  */
 export function loadCorpus() {
@@ -154,7 +172,8 @@ export function loadCorpus() {
     }
   }
   const trustCertificates = seeds.certificate.length;
-  for (const seed of [...generatedSeeds(), ...trustPkcs7Seeds(seeds.certificate.map((seed) => seed.der))]) seeds[seed.kind].push(seed);
+  const generated = generatedOrSaved(process.env.CERTSMITH_FUZZ_CORPUS || undefined);
+  for (const seed of [...generated, ...trustPkcs7Seeds(seeds.certificate.map((seed) => seed.der))]) seeds[seed.kind].push(seed);
   corpus = { seeds, all: Object.values(seeds).flat(), trustCertificates };
   return corpus;
 }
