@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { signatureAlgorithmIdentifier } from './algorithm-identifier-builder.js';
 import { encodeSigned, encodeTbsCertificate } from './certificate-builder.js';
 import { parseCertificate } from './parse-certificate.js';
-import { derExtension } from './self-signed-ca.js';
+import { derExtension } from './extensions.js';
 import { encodeSubject, subjectFromNames } from './name-builder.js';
 import { encodeSubjectAltNames, sansFromHosts } from './subject-alt-name-builder.js';
 
