@@ -23,7 +23,7 @@
  * CPU time; CPU time is the one to read on a shared machine.
  */
 import { X509Certificate as NodeX509Certificate, createHash, generateKeyPairSync } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,7 +38,7 @@ const peculiar = await import('@peculiar/x509');
 const asn1js = await import('asn1js');
 const pkijs = await import('pkijs');
 
-const { values } = parseArgs({ options: { passes: { type: 'string', default: '7' }, trust: { type: 'string', default: process.env.CERTSMITH_TRUST_DIR ?? '/work/shared/trust' } } });
+const { values } = parseArgs({ options: { passes: { type: 'string', default: '7' }, trust: { type: 'string', default: [process.env.CERTSMITH_TRUST_DIR, join(here, '../../../../shared/trust')].find((dir) => dir && existsSync(join(dir, 'ca-bundle.crt'))) ?? '/work/shared/trust' } } });
 const PASSES = Number(values.passes);
 
 const ders = ['ca-bundle.crt', 'int-bundle.crt'].flatMap((file) => core.decodePemBlocks(readFileSync(join(values.trust, file), 'utf8')).map((block) => block.bytes));

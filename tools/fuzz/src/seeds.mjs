@@ -9,10 +9,17 @@ import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { decodePemBlocks, encodePem } from '@certsmith/x509-core';
 
-/** Where the cfssl_trust data lives (`CERTSMITH_TRUST_DIR` overrides; CI lays it beside the clone). */
-export const TRUST_DIR = process.env.CERTSMITH_TRUST_DIR ?? '/work/shared/trust';
+/**
+ * Where the cfssl_trust data lives: `$CERTSMITH_TRUST_DIR`, else `<repo>/../shared/trust` (CI clones
+ * the repository with `shared/` beside it), else `/work/shared/trust`.
+ */
+export const TRUST_DIR =
+  [process.env.CERTSMITH_TRUST_DIR, fileURLToPath(new URL('../../../../shared/trust', import.meta.url)), '/work/shared/trust'].find(
+    (candidate) => candidate !== undefined && candidate !== '' && existsSync(join(candidate, 'ca-bundle.crt')),
+  ) ?? '/work/shared/trust';
 
 /**
  * @typedef {'certificate' | 'csr' | 'private-key' | 'pkcs7'} SeedKind
