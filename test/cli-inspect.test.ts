@@ -142,10 +142,10 @@ describe('config check', () => {
     expect(good).toEqual({ code: 0, stdout: 'good.json: OK (2 profiles, 0 auth keys, 1 signer)\n', stderr: '' });
     expect(bad.code).toBe(2);
     expect(bad.stdout.split('\n').map((line) => line.split(': ')[0])).toEqual([
-      'auth_keys.main.key',
       'signing.profiles.www.expiry',
-      'signing.profiles.api.auth_key',
       'signing.profiles.api.usages',
+      'signing.profiles.api.auth_key',
+      'auth_keys.main.key',
       'signers.hsm.plugin',
       'signers.default.options',
       '--ca-bundle',

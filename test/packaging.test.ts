@@ -5,8 +5,9 @@
  * x509-core and chain-builder are then installed from their tarballs into a clean project and used
  * alone, without the server, from JavaScript (parse a certificate, build a chain from a small pool)
  * and from TypeScript (the published `.d.ts` files type-check a consumer). The issuing libraries
- * (x509-core, signer-api, issuer, signer-local, ubiquity-rules: no third-party dependency) are
- * installed into a second clean project and issue a certificate without the server.
+ * (x509-core, signer-api, issuer, signer-local, ubiquity-rules; third-party: npm's `semver` for the
+ * plugin API range and `re2js` for Go regexps) are installed into a second clean project and issue a
+ * certificate without the server.
  *
  * Installing is offline: certsmith packages come from the tarballs; the only third-party packages
  * (undici for chain-builder, @types/node and its undici-types for the TypeScript consumer) are
@@ -94,6 +95,8 @@ function run(command: string, args: readonly string[], cwd: string, timeoutMs = 
 
 /** Third-party packages the consumer project installs, packed from the repository's node_modules. */
 const THIRD_PARTY = ['undici', '@types/node', 'undici-types'];
+/** Third-party dependencies of the issuing libraries (signer-api: semver; issuer: re2js). */
+const ISSUING_THIRD_PARTY = ['semver', 're2js'];
 
 /** Every string target of an `exports` value with its condition path (`./test-support › types`). */
 function exportTargets(value: unknown, path: string[] = []): { conditions: string[]; target: string }[] {
@@ -112,7 +115,7 @@ beforeAll(async () => {
   const workspaces = PUBLIC.flatMap((entry) => ['--workspace', entry.manifest.name]);
   const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', tarballs, ...workspaces], REPO);
   packs = new Map((JSON.parse(stdout) as PackResult[]).map((result) => [result.name, result]));
-  const thirdParty = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tarballs, ...THIRD_PARTY.map((name) => join(REPO, 'node_modules', name))], REPO);
+  const thirdParty = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tarballs, ...[...THIRD_PARTY, ...ISSUING_THIRD_PARTY].map((name) => join(REPO, 'node_modules', name))], REPO);
   for (const result of JSON.parse(thirdParty.stdout) as PackResult[]) packs.set(result.name, result);
 
   // The clean project: x509-core and chain-builder only (chain-builder's one workspace dependency
@@ -133,11 +136,11 @@ beforeAll(async () => {
     consumer,
   );
 
-  // A second clean project: the issuing libraries, which need no third-party package at all.
+  // A second clean project: the issuing libraries and their two small third-party dependencies.
   await writeFile(join(issuing, 'package.json'), `${JSON.stringify({ name: 'issuing-consumer', private: true, type: 'module' }, null, 2)}\n`);
   await run(
     'npm',
-    ['install', '--offline', '--no-audit', '--no-fund', ...ISSUING.map(tarball)],
+    ['install', '--offline', '--no-audit', '--no-fund', ...ISSUING.map(tarball), ...ISSUING_THIRD_PARTY.map(tarball)],
     issuing,
   );
 
@@ -295,7 +298,7 @@ console.log(JSON.stringify({
     await writeFile(join(issuing, 'leaf.pem'), output.certificatePem);
     const { stdout: verified } = await run('openssl', ['verify', '-CAfile', 'ca.pem', 'leaf.pem'], issuing, 15_000);
     expect(verified.trim()).toBe('leaf.pem: OK');
-    expect(readdirSync(join(issuing, 'node_modules')).filter((name) => !name.startsWith('.'))).toEqual(['@certsmith']);
+    expect(readdirSync(join(issuing, 'node_modules')).filter((name) => !name.startsWith('.')).sort()).toEqual(['@certsmith', 're2js', 'semver']);
     // The native ECDSA addon was compiled from the tarball at install, against this node.
     expect(existsSync(join(issuing, 'node_modules', '@certsmith', 'native-ec', 'build', 'Release', 'native_ec.node'))).toBe(true);
   });

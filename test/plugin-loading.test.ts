@@ -125,14 +125,14 @@ describe('loading plugins', () => {
     expect(mismatch.stderr).toMatch(/signer "default" \(plugin @certsmith\/signer-local from --ca\/--ca-key\): could not create the signer: .*; check --ca\/--ca-key/);
   });
 
-  it('refuses a CFSSL remote profile that a local signer would sign', async () => {
+  it('refuses a CFSSL remote profile, naming its JSON path (serve reaches remote CAs through signers)', async () => {
     const config = await scratch.write('remote-profile.json', {
       signing: { default: { remote: 'ca1', expiry: '1h', usages: ['signing'] } },
       remotes: { ca1: '127.0.0.1:8888' },
     });
     const { code, stderr } = await failedStart(['--config', config, '--ca', cas['local']!.certFile, '--ca-key', cas['local']!.keyFile, '--data-dir', scratch.path('data')]);
     expect(code).toBe(2);
-    expect(stderr).toMatch(/signing profile "default" sends requests to remote "ca1", but signer "default" signs locally; .*@certsmith\/signer-multiroot/);
+    expect(stderr).toMatch(/^certsmith: config file .*remote-profile\.json: signing\.default\.remote: profile "default" sends requests to remote "ca1"; .*@certsmith\/signer-multiroot.* \(code 5200\)\n$/);
   });
 });
 

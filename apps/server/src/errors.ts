@@ -40,18 +40,22 @@ export const FILE_FLAG_CODES: Readonly<Record<string, number>> = {
 
 /**
  * The config file's content is invalid: not JSON, a malformed `signers` section, an invalid CFSSL
- * `signing` section (5200, as CFSSL's `config.LoadFile`), or a conflict with the flags. The message
- * starts with the file and the key: `config file /etc/certsmith.json: signers.hsm: plugin must be a
- * non-empty string, got number`.
+ * `signing` section (5200, as CFSSL's `config.LoadFile`), a CFSSL key certsmith does not implement
+ * that would change what is issued, or a conflict with the flags. The message starts with the file
+ * and the JSON path of the key: `config file /etc/certsmith.json: signers.hsm.plugin: must be a
+ * non-empty string (a package name or a path), got number`.
  */
 export class ConfigFileError extends CertsmithError {
   /** The config file (absolute), or `null` for conflicts between flags. */
   readonly file: string | null;
+  /** JSON path of the offending key (`""` = the file itself). */
+  readonly path: string;
   readonly exitCode: number = EXIT_CONFIGURATION;
 
-  constructor(file: string | null, message: string, options?: { cause?: unknown; code?: number }) {
+  constructor(file: string | null, message: string, options?: { cause?: unknown; code?: number; path?: string }) {
     super(options?.code ?? ErrorCode.PolicyInvalid, file === null ? message : `config file ${file}: ${message}`, options);
     this.file = file;
+    this.path = options?.path ?? '';
   }
 }
 
@@ -65,12 +69,22 @@ export class SignerLoadError extends CertsmithError {
   readonly label: string;
   /** The plugin as configured (package name or path). */
   readonly plugin: string;
+  /**
+   * Where the failure is configured: `signers.<label>.plugin` (not found, not a plugin, wrong API
+   * version, broken contract) or `signers.<label>.options` (options refused, creation failed), or the
+   * flags (`--ca/--ca-key`) for a signer they define.
+   */
+  readonly path: string;
+  /** What went wrong and what to do, without the `signer "x" (plugin y): ` prefix. */
+  readonly detail: string;
   readonly exitCode: number = EXIT_CONFIGURATION;
 
-  constructor(label: string, plugin: string, reason: string, hint: string, options?: { cause?: unknown; code?: number }) {
+  constructor(label: string, plugin: string, reason: string, hint: string, options?: { cause?: unknown; code?: number; path?: string }) {
     super(options?.code ?? ErrorCode.PrivateKeyUnknown, `signer ${JSON.stringify(label)} (plugin ${plugin}): ${reason}; ${hint}`, options);
     this.label = label;
     this.plugin = plugin;
+    this.path = options?.path ?? `signers.${label}`;
+    this.detail = `${reason}; ${hint}`;
   }
 }
 

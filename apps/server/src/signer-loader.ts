@@ -126,6 +126,9 @@ export async function loadSigner(input: LoadSignerOptions): Promise<LoadedSigner
   // Options of a config entry live under `<where>.options`; a flag-defined signer's are the flags.
   const optionsRef = where.startsWith('signers.') ? `${where}.options${inFile}` : where;
   const pluginRef = `${where}.plugin${inFile}`;
+  // JSON paths for the report: the entry's plugin or options, or the flags that define the signer.
+  const pluginPath = where.startsWith('signers') ? `${where}.plugin` : where;
+  const optionsPath = where.startsWith('signers') ? `${where}.options` : where;
   let plugin: SignerPlugin<unknown>;
   let specifier: string;
   let resolvedFrom: LoadedSigner['resolvedFrom'];
@@ -141,9 +144,9 @@ export async function loadSigner(input: LoadSignerOptions): Promise<LoadedSigner
         const hint = error.isPath
           ? `fix the path in ${pluginRef} (relative paths resolve against ${input.configDir})`
           : `install it (npm install ${specifier}) in ${input.configDir} or next to certsmith, or give a path to the module; looked in ${error.searched.join(' and ')}`;
-        throw new SignerLoadError(label, specifier, error.message, hint, { cause: error });
+        throw new SignerLoadError(label, specifier, error.message, hint, { cause: error, path: pluginPath });
       }
-      throw new SignerLoadError(label, specifier, `cannot be resolved: ${reasonOf(error)}`, `check ${pluginRef}`, { cause: error });
+      throw new SignerLoadError(label, specifier, `cannot be resolved: ${reasonOf(error)}`, `check ${pluginRef}`, { cause: error, path: pluginPath });
     }
     resolvedFrom = resolved.from;
     pluginModule = resolved.url;
@@ -153,6 +156,7 @@ export async function loadSigner(input: LoadSignerOptions): Promise<LoadedSigner
     } catch (error) {
       throw new SignerLoadError(label, specifier, `${resolved.path} could not be imported: ${reasonOf(error)}`, 'check that the plugin is built and its own dependencies are installed', {
         cause: error,
+        path: pluginPath,
       });
     }
     const found = pluginFromModule(namespace);
@@ -162,6 +166,7 @@ export async function loadSigner(input: LoadSignerOptions): Promise<LoadedSigner
         specifier,
         `${resolved.path} does not export a signer plugin`,
         'its default export must be the object made by defineSigner({ meta: { name, apiVersion }, create }) of @certsmith/signer-api',
+        { path: pluginPath },
       );
     }
     plugin = found;
@@ -178,6 +183,7 @@ export async function loadSigner(input: LoadSignerOptions): Promise<LoadedSigner
   } catch (error) {
     throw new SignerLoadError(label, named, reasonOf(error), `use a version of the plugin built for signer API ${SIGNER_API_VERSION} (meta.apiVersion must accept it)`, {
       cause: error,
+      path: pluginPath,
       code: codeOf(error),
     });
   }
@@ -186,7 +192,7 @@ export async function loadSigner(input: LoadSignerOptions): Promise<LoadedSigner
   try {
     options = validateSignerOptions(plugin, input.options);
   } catch (error) {
-    throw new SignerLoadError(label, named, `options rejected: ${reasonOf(error)}`, `fix ${optionsRef}`, { cause: error, code: codeOf(error) });
+    throw new SignerLoadError(label, named, `options rejected: ${reasonOf(error)}`, `fix ${optionsRef}`, { cause: error, code: codeOf(error), path: optionsPath });
   }
 
   const logger = input.logger.child({ signer: label, plugin: plugin.meta.name });
@@ -204,6 +210,7 @@ export async function loadSigner(input: LoadSignerOptions): Promise<LoadedSigner
   } catch (error) {
     throw new SignerLoadError(label, named, `could not create the signer: ${reasonOf(error)}`, `check ${optionsRef} and the resources they name (files, secrets, HSM, network)`, {
       cause: error,
+      path: optionsPath,
       code: codeOf(error),
     });
   }
@@ -211,7 +218,7 @@ export async function loadSigner(input: LoadSignerOptions): Promise<LoadedSigner
     assertSignerShape(signer, plugin.meta.name);
   } catch (error) {
     await Promise.resolve((signer as Partial<Signer> | null)?.close?.()).catch(() => undefined);
-    throw new SignerLoadError(label, named, reasonOf(error), 'the plugin does not implement the Signer contract; report it to its author', { cause: error });
+    throw new SignerLoadError(label, named, reasonOf(error), 'the plugin does not implement the Signer contract; report it to its author', { cause: error, path: pluginPath });
   }
 
   const declared = (signer as { forwardsLabels?: unknown }).forwardsLabels === true;

@@ -10,12 +10,14 @@ import type { SigningPolicy } from '@certsmith/issuer';
 import type { SignerEvent } from '@certsmith/signer-api';
 import { localSignerPlugin } from '@certsmith/signer-local';
 import { ErrorCode } from '@certsmith/x509-core';
+import { ConfigReport, joinPath } from '@certsmith/issuer';
 import type { ServerConfig } from './config-file.js';
+import { configFileError } from './config-file.js';
 import { loadDevelopmentSigner } from './dev-ca.js';
-import { ConfigFileError, ServerOptionError } from './errors.js';
+import { ServerOptionError } from './errors.js';
 import type { ServerOptions } from './server-options.js';
 import { LOCAL_SIGNER_MODULE, loadSigner } from './signer-loader.js';
-import type { LoadedSigner } from './signer-loader.js';
+import type { LoadSignerOptions, LoadedSigner } from './signer-loader.js';
 
 /** A loaded signer with the policy its label uses. */
 export interface RegisteredSigner extends LoadedSigner {
@@ -47,11 +49,54 @@ export interface LoadSignerRegistryOptions {
   onSignerEvent?: (event: SignerEvent, signer: { label: string; plugin: string }) => void;
 }
 
+/** A signer `certsmith serve` loads, as {@link loadSigner} takes it, with the policy its label uses. */
+export interface SignerDefinition {
+  load: Omit<LoadSignerOptions, 'logger' | 'env' | 'onEvent'>;
+  policy: SigningPolicy;
+  /** Where it was defined: `--ca/--ca-key` or `signers.<label>`. */
+  source: string;
+}
+
 /**
- * Load every signer, in this order: `--ca`/`--ca-key`, the `signers` entries in file order, then the
- * development CA if no `default` exists. On any failure the signers loaded so far are closed and
- * the error ({@link SignerLoadError}, {@link ConfigFileError}, or {@link ServerOptionError} for a
- * lone `--ca`) is thrown.
+ * The signers the flags and the config file define, in loading order: `--ca`/`--ca-key` (label
+ * `default`), then the `signers` entries in file order. Reports `signers.default` when both define
+ * `default`. (Without any `default`, the server adds the development CA.)
+ */
+export function signerDefinitions(options: Pick<ServerOptions, 'caFile' | 'caKeyFile'>, config: ServerConfig, report: ConfigReport): SignerDefinition[] {
+  const definitions: SignerDefinition[] = [];
+  if (options.caFile !== undefined && options.caKeyFile !== undefined) {
+    if (config.signers.some((signer) => signer.label === 'default')) {
+      report.problem(['signers', 'default'], 'signer "default" is defined twice, by --ca/--ca-key and by signers.default; remove one of them');
+    } else {
+      definitions.push({
+        load: {
+          label: 'default',
+          plugin: localSignerPlugin,
+          describedAs: '@certsmith/signer-local from --ca/--ca-key',
+          pluginModule: LOCAL_SIGNER_MODULE,
+          options: { certFile: options.caFile, keyFile: options.caKeyFile },
+          configDir: process.cwd(),
+          where: '--ca/--ca-key',
+        },
+        policy: config.policy,
+        source: '--ca/--ca-key',
+      });
+    }
+  }
+  for (const entry of config.signers) {
+    definitions.push({
+      load: { label: entry.label, plugin: entry.plugin, options: entry.options, configDir: config.dir, where: joinPath('signers', entry.label), configFile: config.file },
+      policy: entry.policy ?? config.policy,
+      source: joinPath('signers', entry.label),
+    });
+  }
+  return definitions;
+}
+
+/**
+ * Load every signer ({@link signerDefinitions}, then the development CA if no `default` exists).
+ * On any failure the signers loaded so far are closed and the error ({@link SignerLoadError},
+ * {@link ConfigFileError}, or {@link ServerOptionError} for a lone `--ca`) is thrown.
  */
 export async function loadSignerRegistry(input: LoadSignerRegistryOptions): Promise<SignerRegistry> {
   const { options, config, logger } = input;
@@ -73,43 +118,22 @@ export async function loadSignerRegistry(input: LoadSignerRegistryOptions): Prom
       const other = flag === '--ca' ? '--ca-key' : '--ca';
       throw new ServerOptionError(ErrorCode.BadRequest, flag, `is required with ${other} (the local signer needs both the CA certificate and its key)`);
     }
-    if (options.caFile !== undefined && options.caKeyFile !== undefined) {
-      if (config.signers.some((signer) => signer.label === 'default')) {
-        throw new ConfigFileError(config.file, 'signer "default" is defined twice, by --ca/--ca-key and by signers.default; remove one of them');
-      }
+    const report = new ConfigReport();
+    const definitions = signerDefinitions(options, config, report);
+    if (report.problems.length > 0) throw configFileError(config.file ?? '', report.problems[0]);
+    for (const definition of definitions) {
       const signer = await loadSigner({
-        label: 'default',
-        plugin: localSignerPlugin,
-        describedAs: '@certsmith/signer-local from --ca/--ca-key',
-        pluginModule: LOCAL_SIGNER_MODULE,
-        options: { certFile: options.caFile, keyFile: options.caKeyFile },
-        configDir: process.cwd(),
+        ...definition.load,
         logger,
-        where: '--ca/--ca-key',
         ...(input.env ? { env: input.env } : {}),
         ...(input.onSignerEvent ? { onEvent: input.onSignerEvent } : {}),
       });
-      loaded.push({ ...signer, policy: config.policy, source: '--ca/--ca-key' });
-    }
-    for (const entry of config.signers) {
-      const signer = await loadSigner({
-        label: entry.label,
-        plugin: entry.plugin,
-        options: entry.options,
-        configDir: config.dir,
-        logger,
-        where: `signers.${entry.label}`,
-        configFile: config.file,
-        ...(input.env ? { env: input.env } : {}),
-        ...(input.onSignerEvent ? { onEvent: input.onSignerEvent } : {}),
-      });
-      loaded.push({ ...signer, policy: entry.policy ?? config.policy, source: `signers.${entry.label}` });
+      loaded.push({ ...signer, policy: definition.policy, source: definition.source });
     }
     if (!loaded.some((signer) => signer.label === 'default')) {
       const signer = await loadDevelopmentSigner(options.dataDir, logger);
       loaded.push({ ...signer, policy: config.policy, source: 'development CA' });
     }
-    for (const signer of loaded) assertNoRemoteProfiles(signer, config.file);
   } catch (error) {
     await closeAll();
     throw error;
@@ -141,24 +165,6 @@ export async function loadSignerRegistry(input: LoadSignerRegistryOptions): Prom
       return closing;
     },
   };
-}
-
-/**
- * CFSSL sends profiles with `remote`/`auth_remote` to another CFSSL (universal signer, behaviour
- * doc 4.3). certsmith routes to remote CAs only through signer plugins, so a local signer must not
- * quietly sign a profile its author meant for a remote CA.
- */
-function assertNoRemoteProfiles(signer: RegisteredSigner, file: string | null): void {
-  if (typeof signer.signer.sign !== 'function') return;
-  const profiles = [signer.policy.default, ...signer.policy.profiles.values()];
-  const remote = profiles.find((profile) => profile.remoteName !== '' || profile.authRemote.remote !== '');
-  if (remote === undefined) return;
-  throw new ConfigFileError(
-    file,
-    `signing profile ${JSON.stringify(remote.name)} sends requests to remote ${JSON.stringify(remote.remoteName || remote.authRemote.remote)}, ` +
-      `but signer ${JSON.stringify(signer.label)} signs locally; certsmith reaches remote CAs through a signer: configure ` +
-      `"signers": {"${signer.label}": {"plugin": "@certsmith/signer-multiroot", "options": {"remotes": "<host:port>"}}} or remove "remote" from the profile`,
-  );
 }
 
 /** Health of every signer, probed in parallel with a time budget each. */

@@ -26,7 +26,7 @@ import type { AnyOperation, WorkerPool, ApiTlsConfig, Logger, RawRoute, ServerMe
 import type { Server } from 'node:http';
 import { bundleContextConfig, bundleWarmUpTask, warmUpBundleWorkers } from '@certsmith/bundler';
 import { setFlagsFromString } from 'node:v8';
-import { ecdsaKeyBackend } from '@certsmith/issuer';
+import { describeProblem, ecdsaKeyBackend } from '@certsmith/issuer';
 import type { WorkerInit } from '@certsmith/worker-pool';
 import { VERSION } from './cli-program.js';
 import { ServerOptionError } from './errors.js';
@@ -89,7 +89,9 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
   // request. When bundling runs on the pool, the workers load the files before the server listens
   // (below: parsed once per worker, the first bundle is fast); otherwise they are checked here.
   const hasTrustFiles = options.caBundleFile !== undefined || options.intBundleFile !== undefined || options.metadataFile !== undefined;
-  const config = await loadServerConfig(options.configFile, env ? { env } : {});
+  const config = await loadServerConfig(options.configFile, { purpose: 'serve', ...(env ? { env } : {}) });
+  // Keys accepted that change nothing (CFSSL keys certsmith does not implement, unknown usages…).
+  for (const warning of config.warnings) logger.warn({ configFile: config.file, path: warning.path }, `config: ${describeProblem(warning)}`);
   // The flag and the config file can both open the SSRF guard; either is enough.
   options.allowPrivateNetworks ||= config.allowPrivateNetworks;
   options.allowCidrs = [...options.allowCidrs, ...config.allowCidrs];

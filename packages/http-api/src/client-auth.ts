@@ -8,6 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TLSSocket } from 'node:tls';
 import { errorEnvelope, serializeEnvelope } from './envelope.js';
+import type { ClientCnMatcher } from './tls-options.js';
 
 /** HTTP status and envelope code of a refused client (CFSSL `http.StatusForbidden`). */
 const FORBIDDEN = 403;
@@ -41,9 +42,9 @@ export interface ClientCnGuard {
 }
 
 /** A guard for `pattern` (see {@link ClientCnGuard}). Requests without a client certificate are refused. */
-export function createClientCnGuard(pattern: RegExp): ClientCnGuard {
-  // A global or sticky expression keeps `lastIndex` between calls; matching must not depend on history.
-  const expression = pattern.global || pattern.sticky ? new RegExp(pattern.source, pattern.flags.replace(/[gy]/g, '')) : pattern;
+export function createClientCnGuard(pattern: ClientCnMatcher): ClientCnGuard {
+  // A global or sticky RegExp keeps `lastIndex` between calls; matching must not depend on history.
+  const expression = pattern instanceof RegExp && (pattern.global || pattern.sticky) ? new RegExp(pattern.source, pattern.flags.replace(/[gy]/g, '')) : pattern;
   return {
     check(request) {
       const commonName = clientCommonName(request.socket);

@@ -119,6 +119,9 @@ describe('checkTlsConfig', () => {
     expect(parseMinTlsVersion('1.0')).toBeNull();
     expect(compileClientCnPattern('^a.c$').test('abc')).toBe(true);
     expect(() => compileClientCnPattern('(')).toThrow(TlsConfigError);
+    // A Go (RE2) expression, as CFSSL's -mutual-tls-cn: what Go refuses is refused, at start-up.
+    expect(() => compileClientCnPattern('^ops-(?!admin)')).toThrow(/malformed CN regex: error parsing regexp: invalid or unsupported Perl syntax/);
+    expect(compileClientCnPattern('(?i)^OPS-[[:digit:]]+$').test('ops-12')).toBe(true);
   });
 
   it('asks for and verifies client certificates only with a client CA', () => {

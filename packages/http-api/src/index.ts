@@ -51,7 +51,7 @@ export {
   DEFAULT_MIN_TLS_VERSION,
   MIN_TLS_VERSIONS,
 } from './tls-options.js';
-export type { ApiTlsConfig, MinTlsVersion, TlsConfigField } from './tls-options.js';
+export type { ApiTlsConfig, ClientCnMatcher, MinTlsVersion, TlsConfigField } from './tls-options.js';
 export { clientCommonName, createClientCnGuard, INVALID_CN_MESSAGE } from './client-auth.js';
 export type { ClientCnGuard } from './client-auth.js';
 export { certinfoOperation, certinfoRequestSchema, createCertinfoOperation } from './certinfo-operation.js';

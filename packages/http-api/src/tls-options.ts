@@ -15,6 +15,8 @@ import type { ServerOptions as HttpsServerOptions } from 'node:https';
 import { createSecureContext } from 'node:tls';
 import type { SecureVersion } from 'node:tls';
 import { CertsmithError, ErrorCode } from '@certsmith/x509-core';
+import { compileGoRegexp, matchGoRegexp } from '@certsmith/issuer';
+import type { GoRegexp } from '@certsmith/issuer';
 
 /** `--min-tls-version` values: `1.2` (default) or `1.3`. */
 export type MinTlsVersion = '1.2' | '1.3';
@@ -41,9 +43,14 @@ export interface ApiTlsConfig {
   /**
    * Only with `clientCa`: the client certificate's subject CN must match this expression
    * (unanchored, as Go's `regexp.MatchString`), else every request answers 403 `Invalid CN`
-   * (CFSSL `-mutual-tls-cn`).
+   * (CFSSL `-mutual-tls-cn`). {@link compileClientCnPattern} makes one from a Go pattern.
    */
-  clientCn?: RegExp;
+  clientCn?: ClientCnMatcher;
+}
+
+/** What a CN pattern must do: an unanchored match (a RegExp qualifies too). */
+export interface ClientCnMatcher {
+  test(commonName: string): boolean;
 }
 
 /** Which part of an {@link ApiTlsConfig} is wrong. */
@@ -69,13 +76,18 @@ export function parseMinTlsVersion(value: string): MinTlsVersion | null {
   return match === null ? null : (match[1] as MinTlsVersion);
 }
 
-/** Compile a `--mutual-tls-cn` expression; throws {@link TlsConfigError} (400) when malformed. */
-export function compileClientCnPattern(source: string): RegExp {
+/**
+ * Compile a `--mutual-tls-cn` expression as the Go (RE2) regexp CFSSL takes, matched in linear
+ * time; throws {@link TlsConfigError} (400) for what Go refuses (lookaround, backreferences…).
+ */
+export function compileClientCnPattern(source: string): ClientCnMatcher {
+  let regexp: GoRegexp;
   try {
-    return new RegExp(source);
+    regexp = compileGoRegexp(source);
   } catch (error) {
     throw new TlsConfigError(ErrorCode.BadRequest, 'clientCn', `malformed CN regex: ${(error as Error).message}`, { cause: error });
   }
+  return { test: (commonName) => matchGoRegexp(regexp, commonName) };
 }
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;

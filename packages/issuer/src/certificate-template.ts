@@ -38,6 +38,8 @@ import type { ExtensionSpec } from './extensions.js';
 import { ExtensionOid, crlDistributionPointsExtension, encodeExtension, subjectAltNameExtension, subjectKeyIdExtension } from './extensions.js';
 import type { IssuerContext } from './issuer-context.js';
 import type { SigningPolicy, SigningProfile } from './signing-policy.js';
+import type { GoRegexp } from './go-regexp.js';
+import { matchGoRegexp } from './go-regexp.js';
 import {
   InvalidCertificateRequestError,
   MissingSerialError,
@@ -213,8 +215,8 @@ function parseTime(text: string | undefined): Date | null {
   return date;
 }
 
-function nameMatches(whitelist: RegExp, name: string): boolean {
-  return whitelist.test(name);
+function nameMatches(whitelist: GoRegexp, name: string): boolean {
+  return matchGoRegexp(whitelist, name);
 }
 
 const extensionCache = new WeakMap<ExtensionSpec, Uint8Array>();

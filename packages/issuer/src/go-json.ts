@@ -12,6 +12,8 @@
 import { BadRequestError } from '@certsmith/x509-core';
 import { JsonNumberLiteral } from './go-json-text.js';
 
+import type { JsonPathSegment } from './config-problems.js';
+
 /** A Go type the decoder understands. `goName` is the type as Go prints it in errors. */
 export type GoType =
   | { kind: 'string' }
@@ -35,8 +37,23 @@ export interface GoField {
 export interface DecodeContext {
   /** Innermost struct type name (`CertificateRequest`). */
   structName: string;
-  /** JSON field names from the root (`request.hosts`). */
+  /** Go's view of the path: struct field names from the root (`request.hosts`), no map keys. */
   path: string[];
+  /** The JSON path as written: keys as spelled in the document, map keys and array indexes. */
+  at?: JsonPathSegment[];
+  /** Collecting mode (see {@link GoDecodeSink}); without it the first error is thrown. */
+  sink?: GoDecodeSink;
+}
+
+/**
+ * Collecting mode: errors are reported here with their JSON path and decoding goes on (the value
+ * keeps what it held), as Go's decoder goes on after a type mismatch — so a configuration check
+ * can list every wrong-typed key at once.
+ */
+export interface GoDecodeSink {
+  error(error: BadRequestError, at: readonly JsonPathSegment[]): void;
+  /** A key no struct field matches (Go ignores it). */
+  unknownKey?(at: readonly JsonPathSegment[]): void;
 }
 
 /** Go `string`. */
@@ -118,9 +135,21 @@ const INT64_MAX = 2n ** 63n - 1n;
 
 /**
  * Decode `value` as Go would into a variable of `type` currently holding `existing`; returns the
- * new value. Throws a 400 {@link BadRequestError} with Go's text on type mismatch.
+ * new value. Throws a 400 {@link BadRequestError} with Go's text on type mismatch, unless
+ * `context.sink` collects errors.
  */
 export function decodeGo(value: unknown, type: GoType, existing: unknown, context: DecodeContext): unknown {
+  if (context.sink === undefined) return decodeValue(value, type, existing, context);
+  try {
+    return decodeValue(value, type, existing, context);
+  } catch (error) {
+    if (!(error instanceof BadRequestError)) throw error;
+    context.sink.error(error, context.at ?? []);
+    return existing;
+  }
+}
+
+function decodeValue(value: unknown, type: GoType, existing: unknown, context: DecodeContext): unknown {
   if (value === undefined) return existing;
   if (value === null) {
     // Go: null sets pointers, slices, maps and interfaces to nil and leaves other kinds alone.
@@ -128,6 +157,9 @@ export function decodeGo(value: unknown, type: GoType, existing: unknown, contex
     if (type.kind === 'struct' && type.pointer) return null;
     return existing;
   }
+  // JSON paths are only tracked in collecting mode: request decoding (the hot path) allocates none.
+  const sink = context.sink;
+  const at = context.at ?? [];
   switch (type.kind) {
     case 'string':
       if (typeof value !== 'string') throw unmarshalTypeError(jsonKind(value), type, context);
@@ -158,14 +190,14 @@ export function decodeGo(value: unknown, type: GoType, existing: unknown, contex
       return value;
     case 'slice': {
       if (!Array.isArray(value)) throw unmarshalTypeError(jsonKind(value), type, context);
-      return value.map((item) => decodeGo(item, type.elem, zeroValue(type.elem), context));
+      return value.map((item, index) => decodeGo(item, type.elem, zeroValue(type.elem), sink ? { ...context, at: [...at, index] } : context));
     }
     case 'map': {
       if (!isPlainObject(value)) throw unmarshalTypeError(jsonKind(value), type, context);
       // Go reuses a non-nil map and keeps its entries.
       const out: Record<string, unknown> = isPlainObject(existing) ? { ...existing } : {};
       for (const [key, item] of Object.entries(value)) {
-        out[key] = decodeGo(item, type.elem, out[key] ?? zeroValue(type.elem), context);
+        out[key] = decodeGo(item, type.elem, out[key] ?? zeroValue(type.elem), sink ? { ...context, at: [...at, key] } : context);
       }
       return out;
     }
@@ -174,11 +206,16 @@ export function decodeGo(value: unknown, type: GoType, existing: unknown, contex
       const out: Record<string, unknown> = isPlainObject(existing) ? { ...existing } : zeroStruct(type);
       for (const [key, item] of Object.entries(value)) {
         const field = findField(type.fields, key);
-        if (!field) continue;
-        out[field.prop] = decodeGo(item, field.type, out[field.prop], {
-          structName: type.structName,
-          path: [...context.path, field.json],
-        });
+        if (!field) {
+          sink?.unknownKey?.([...at, key]);
+          continue;
+        }
+        const child: DecodeContext = { structName: type.structName, path: [...context.path, field.json] };
+        if (sink) {
+          child.at = [...at, key];
+          child.sink = sink;
+        }
+        out[field.prop] = decodeGo(item, field.type, out[field.prop], child);
       }
       return out;
     }

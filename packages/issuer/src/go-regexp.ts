@@ -1,51 +1,58 @@
 /**
- * Go RE2 regular expressions (CFSSL `name_whitelist`, behaviour doc 3.6/3.7) compiled as JavaScript
- * RegExps. The common syntax is shared; the differences met in real configs are translated:
- * leading flag groups `(?i)`/`(?s)`/`(?m)`, named groups `(?P<name>…)`, `\A` and `\z`, and POSIX
- * classes such as `[[:alnum:]]`. Matching is an unanchored search, like Go's `Regexp.Find`.
+ * Go regular expressions (CFSSL's `name_whitelist`, `-mutual-tls-cn`; behaviour doc 3.6/3.7) run on
+ * `re2js`, a JavaScript port of RE2 — the engine family of Go's `regexp` package: the same syntax
+ * (`(?i)`, `(?P<name>…)`, `\A`, `\z`, `[[:alpha:]]`, `\pL`, `\Q…\E`) and the same refusals
+ * (lookaround, backreferences, possessive quantifiers, repeat counts above 1000, `\C`), with
+ * matching in time linear in the input, so an operator-supplied pattern can never backtrack
+ * catastrophically on a request-supplied name.
+ *
+ * A compiled expression is plain data (`{ source }`): signing policies cross into worker threads
+ * by structured clone, which keeps data but drops class instances and functions. Each thread
+ * compiles a pattern once, on first use, into its own cache.
  */
+import { RE2JS, RE2JSException } from 're2js';
 
-const POSIX_CLASSES: Readonly<Record<string, string>> = {
-  alnum: '0-9A-Za-z',
-  alpha: 'A-Za-z',
-  ascii: '\\x00-\\x7F',
-  blank: '\\t ',
-  cntrl: '\\x00-\\x1F\\x7F',
-  digit: '0-9',
-  graph: '!-~',
-  lower: 'a-z',
-  print: ' -~',
-  punct: '!-/:-@[-`{-~',
-  space: '\\t\\n\\v\\f\\r ',
-  upper: 'A-Z',
-  word: '0-9A-Za-z_',
-  xdigit: '0-9A-Fa-f',
-};
+/** A Go regular expression that compiled. Match with {@link matchGoRegexp}. */
+export interface GoRegexp {
+  /** The pattern as written. */
+  readonly source: string;
+}
 
-/** Compile a Go regexp; throws a SyntaxError when JavaScript cannot compile the translation. */
-export function compileGoRegexp(pattern: string): RegExp {
-  let source = pattern;
-  let flags = '';
-  const leading = /^\(\?([imsU]+)\)/.exec(source);
-  if (leading) {
-    const goFlags = leading[1] as string;
-    if (goFlags.includes('U')) throw new SyntaxError('ungreedy flag (?U) is not supported');
-    flags = [...new Set(goFlags)].join('');
-    source = source.slice(leading[0].length);
+/** The pattern does not compile in Go; `message` is Go's (`error parsing regexp: …`). */
+export class GoRegexpSyntaxError extends Error {
+  override name = 'GoRegexpSyntaxError';
+}
+
+/** Compiled programs of this thread, by pattern (patterns come from configuration: a handful). */
+const compiled = new Map<string, RE2JS>();
+
+function program(source: string): RE2JS {
+  let re = compiled.get(source);
+  if (re === undefined) {
+    try {
+      re = RE2JS.compile(source);
+    } catch (cause) {
+      if (cause instanceof RE2JSException) throw new GoRegexpSyntaxError(cause.message, { cause });
+      throw cause;
+    }
+    compiled.set(source, re);
   }
-  source = source
-    .replace(/\(\?P</g, '(?<')
-    .replace(/\[:(\^?)([a-z]+):\]/g, (whole, negate: string, name: string) => {
-      const range = POSIX_CLASSES[name];
-      if (range === undefined) return whole;
-      return negate ? `^${range}` : range;
-    })
-    .replace(/\\A/g, '^')
-    .replace(/\\z/g, '$(?![\\s\\S])');
-  try {
-    return new RegExp(source, `${flags}u`);
-  } catch {
-    // Go accepts escapes of any punctuation, which the `u` flag refuses; retry without it.
-    return new RegExp(source, flags);
-  }
+  return re;
+}
+
+/**
+ * Compile a Go regexp. Throws {@link GoRegexpSyntaxError} with Go's message for what Go refuses,
+ * e.g. `error parsing regexp: invalid or unsupported Perl syntax: \`(?=\``.
+ */
+export function compileGoRegexp(pattern: string): GoRegexp {
+  program(pattern);
+  return { source: pattern };
+}
+
+/**
+ * True when `regexp` matches somewhere in `text` — an unanchored search, like Go's
+ * `Regexp.MatchString` and the `Regexp.Find(...) != nil` CFSSL uses; anchor with `^…$`.
+ */
+export function matchGoRegexp(regexp: GoRegexp, text: string): boolean {
+  return program(regexp.source).test(text);
 }

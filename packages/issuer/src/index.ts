@@ -44,27 +44,25 @@ export {
   KEY_USAGES,
   EXT_KEY_USAGES,
   resolveUsages,
-  resolveAuthKey,
-  defaultSigningPolicy,
-  parseSigningPolicy,
-  loadSigningPolicyFile,
   selectProfile,
   policyHasAuthenticatedProfiles,
   policyHasUnauthenticatedProfiles,
 } from './signing-policy.js';
-export type {
-  SigningPolicy,
-  SigningProfile,
-  SigningPolicyOptions,
-  CsrWhitelist,
-  CaConstraint,
-  AuthKey,
-  EncodedProfileExtensions,
-} from './signing-policy.js';
+export type { SigningPolicy, SigningProfile, CsrWhitelist, CaConstraint, AuthKey, EncodedProfileExtensions } from './signing-policy.js';
+export { defaultSigningPolicy, parseSigningPolicy, loadSigningPolicyFile, readSigningPolicy, readSigningPolicyFile } from './signing-policy-loader.js';
+export type { SigningPolicyOptions } from './signing-policy-loader.js';
+export { resolveAuthKey, AuthKeyError } from './auth-keys.js';
+export type { AuthKeyOptions } from './auth-keys.js';
+export { CFSSL_CONFIG_KEYS, LINT_STATUS_LABELS } from './cfssl-config-schema.js';
+export { UNSUPPORTED_CFSSL_KEYS } from './unsupported-config-keys.js';
+export type { UnsupportedCfsslKey } from './unsupported-config-keys.js';
+export { ConfigReport, ConfigProblemsError, describeProblem, formatPath, joinPath } from './config-problems.js';
+export type { ConfigProblem, ConfigWarning, JsonPathSegment } from './config-problems.js';
 export { parseGoDuration, parseGoDurationNanoseconds, GoDurationError } from './go-duration.js';
 export { parseGoJson, JsonNumberLiteral } from './go-json-text.js';
 export { jsonKind } from './go-json.js';
-export { compileGoRegexp } from './go-regexp.js';
+export { compileGoRegexp, matchGoRegexp, GoRegexpSyntaxError } from './go-regexp.js';
+export type { GoRegexp } from './go-regexp.js';
 export { getIssuerContext, clearIssuerContext } from './issuer-context.js';
 export type { IssuerContext } from './issuer-context.js';
 export { issueCertificate } from './certificate-template.js';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SignRequest, Signer } from '@certsmith/signer-api';
 
 import { decodeNewCertificateRequest } from './certificate-request.js';
-import { defaultSigningPolicy, parseSigningPolicy } from './signing-policy.js';
+import { defaultSigningPolicy, parseSigningPolicy } from './signing-policy-loader.js';
 import type { TestCa } from './test-support/openssl.js';
 import {
   extensionOrder,

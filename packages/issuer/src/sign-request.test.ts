@@ -8,7 +8,7 @@ import type { Signer } from '@certsmith/signer-api';
 
 import { createAuthenticatedRequest } from './auth-token.js';
 import { decodeSignRequest } from './certificate-request.js';
-import { defaultSigningPolicy, parseSigningPolicy } from './signing-policy.js';
+import { defaultSigningPolicy, parseSigningPolicy } from './signing-policy-loader.js';
 import type { TestCa } from './test-support/openssl.js';
 import { extensionOrder, extensionValue, makeCa, openssl, opensslField, opensslText, scratchDir, signerFor, verifyIndependently } from './test-support/openssl.js';
 import { assertUnauthenticatedSigningAllowed, authenticateSignRequest, signCertificateRequest, signerInfo } from './use-cases.js';

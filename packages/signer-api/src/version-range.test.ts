@@ -26,6 +26,14 @@ describe('satisfiesVersionRange', () => {
     ['1.0.0', '<=1', true],
     ['2.0.0', '>1', true],
     ['1.9.9', '>1', false],
+    // npm's pre-release rule: a pre-release satisfies a range only when a comparator of the range
+    // names a pre-release of the same major.minor.patch (the hand-written check said yes to all three).
+    ['1.1.0-rc.1', '^1.0.0', false],
+    ['2.0.0-alpha.1', '>=1.0.0', false],
+    ['1.1.0-rc.1', '*', false],
+    ['1.1.0-rc.2', '>=1.1.0-rc.1', true],
+    ['1.1.0', '>=1.1.0-rc.1', true],
+    ['1.2.0-rc.1', '>=1.1.0-rc.1', false],
   ])('returns %s in %s = %s when compared', (version, range, expected) => {
     expect(satisfiesVersionRange(version, range)).toBe(expected);
   });

@@ -5,6 +5,7 @@ import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkConfigFile, formatConfigCheck, joinPath, registerConfigCommand } from './config-check.js';
 import { initCa } from './key-and-csr.js';
+import { loadServerConfig } from '../config-file.js';
 
 let dir: string;
 
@@ -43,7 +44,10 @@ describe('checkConfigFile', () => {
     const result = await checkConfigFile(file, { cwd: dir, env: ENV });
     expect(result.problems).toEqual([]);
     expect(result.counts).toEqual({ profiles: 2, authKeys: 2, signers: 1 });
-    expect(formatConfigCheck(result, file)).toBe('good.json: OK (2 profiles, 2 auth keys, 1 signer)\n');
+    expect(result.warnings).toEqual([{ path: 'ocsp', message: 'CFSSL does not read it either (its OCSP signer takes -responder and -responder-key); certsmith ignores it' }]);
+    expect(formatConfigCheck(result, file)).toBe(
+      'warning: ocsp: CFSSL does not read it either (its OCSP signer takes -responder and -responder-key); certsmith ignores it\ngood.json: OK (2 profiles, 2 auth keys, 1 signer, 1 warning)\n',
+    );
   });
 
   it('lists every problem with its JSON path, never a secret value', async () => {
@@ -82,10 +86,7 @@ describe('checkConfigFile', () => {
     });
     const result = await checkConfigFile(file, { cwd: dir, env: ENV });
     expect(paths(result.problems)).toEqual([
-      'auth_keys.hidden.key',
-      'auth_keys.nofile.key',
-      'auth_keys.nothex.key',
-      'auth_keys.kind.type',
+      'signing.profiles.typed.expiry',
       'signing.default.expiry',
       'signing.profiles.www.expiry',
       'signing.profiles.none.usages',
@@ -94,32 +95,52 @@ describe('checkConfigFile', () => {
       'signing.profiles.wl.name_whitelist',
       'signing.profiles.auth.auth_key',
       'signing.profiles.auth.prev_auth_key',
-      'signing.profiles.typed.expiry',
       'signing.profiles.far.remote',
       'signing.profiles.dates.not_after',
-      'signers.default.options',
-      'signers.absent.plugin',
+      'auth_keys.hidden.key',
       'signers["bad label!"]',
       'signers.shape.option',
       'signers.shape.plugin',
-      'signers.file.plugin',
-      'signers.extra.options',
       'signers.both',
       'signers.ownconfig.config',
+      'signers.default.options',
+      'signers.absent.plugin',
+      'signers.file.plugin',
+      'signers.extra.options',
     ]);
-    const byPath = new Map(result.problems.map((problem) => [problem.path, problem.message]));
-    expect(byPath.get('auth_keys.hidden.key')).toBe('environment variable CHECK_UNSET_VARIABLE is not set');
-    expect(byPath.get('signing.default.expiry')).toBe('time: unknown unit "x" in duration "1x"');
-    expect(byPath.get('signing.profiles.typo.usages')).toBe('none of the usages is known: "server auht"');
-    expect(byPath.get('signing.profiles.auth.prev_auth_key')).toBe('auth key "hidden" is not usable (see auth_keys.hidden)');
-    expect(byPath.get('signers.absent.plugin')).toMatch(/^package @acme\/certsmith-not-installed is not installed; install it/);
-    expect(byPath.get('signers.extra.options')).toMatch(/options rejected: .*extra/);
-    expect(result.warnings).toEqual([{ path: 'signing.profiles.half.usages', message: 'unknown usage "server auht" is ignored' }]);
+    const byPath = new Map(result.problems.map((problem) => [problem.path, problem]));
+    expect(byPath.get('auth_keys.hidden.key')?.message).toBe('environment variable CHECK_UNSET_VARIABLE is not set');
+    expect(byPath.get('signing.default.expiry')?.message).toBe('time: unknown unit "x" in duration "1x"');
+    expect(byPath.get('signing.profiles.typo.usages')?.message).toBe('none of the usages is known: "server auht"');
+    expect(byPath.get('signing.profiles.auth.prev_auth_key')?.message).toBe(
+      'auth key "hidden" is not usable (see auth_keys.hidden): environment variable CHECK_UNSET_VARIABLE is not set',
+    );
+    expect(byPath.get('signers.absent.plugin')?.message).toMatch(/^package @acme\/certsmith-not-installed is not installed; install it/);
+    expect(byPath.get('signers.extra.options')?.message).toMatch(/options rejected: .*extra/);
+    // Codes are the loaders' own: 5200 for the policy, the signer's for a signer (1001 unreadable certificate).
+    expect(byPath.get('signers.default.options')?.code).toBe(1001);
+    expect(byPath.get('signers.absent.plugin')?.code).toBe(2000);
+    expect(byPath.get('signing.default.expiry')?.code).toBe(5200);
+    // Auth keys no profile uses cannot change what is issued: warnings, as CFSSL never reads them.
+    expect(result.warnings).toEqual([
+      { path: 'signing.profiles.half.usages', message: 'unknown usage "server auht" is ignored' },
+      { path: 'auth_keys.nofile.key', message: `cannot read file ${join(dir, 'missing.hex')} (ENOENT) (no profile of this signing section uses the key)` },
+      { path: 'auth_keys.nothex.key', message: 'the key is not hex-encoded (encoding/hex: invalid byte or odd length) (no profile of this signing section uses the key)' },
+      { path: 'auth_keys.kind.type', message: 'unknown authentication type "fancy" (expected "standard") (no profile of this signing section uses the key)' },
+    ]);
     expect(JSON.stringify(result)).not.toContain('xyz-secret-value');
-    expect(formatConfigCheck(result, file)).toMatch(/\nbad\.json: 24 problems \(11 profiles, 4 auth keys, 8 signers\)\n$/);
+    expect(formatConfigCheck(result, file)).toMatch(/\nbad\.json: 21 problems, 4 warnings \(11 profiles, 4 auth keys, 8 signers\)\n$/);
   });
 
-  it('applies the remote-profile rule to local signers and checks the serve flag files', async () => {
+  it('stops serve at the first problem the check lists, with the same path and message', async () => {
+    const file = await writeConfig('first.json', { signing: { default: { expiry: '1h', lint_error_level: 'error' }, profiles: { www: { expiry: '1y', usages: ['signing'] } } } });
+    const result = await checkConfigFile(file, { cwd: dir, env: ENV });
+    expect(paths(result.problems)).toEqual(['signing.default.lint_error_level', 'signing.profiles.www.expiry']);
+    const error = await loadServerConfig(join(dir, file), { purpose: 'serve' }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ exitCode: 2, path: result.problems[0]!.path, message: `config file ${join(dir, file)}: ${result.problems[0]!.path}: ${result.problems[0]!.message}` });
+  });
+
+  it('applies the serve rule on remote profiles and checks the serve flag files', async () => {
     const file = await writeConfig('remote.json', {
       signing: { default: { expiry: '1h', usages: ['signing'] }, profiles: { far: { remote: 'ca1' } } },
       remotes: { ca1: '127.0.0.1:8888' },
@@ -132,18 +153,18 @@ describe('checkConfigFile', () => {
       caBundleFile: 'missing-roots.pem',
       metadataFile: 'missing-metadata.json',
     });
-    expect(paths(result.problems)).toEqual(['--ca/--ca-key', '--ca-bundle', '--metadata']);
-    expect(result.problems[0]!.message).toMatch(/signing profile "far" sends requests to remote "ca1", but this signer signs locally/);
+    expect(paths(result.problems)).toEqual(['signing.profiles.far.remote', '--ca-bundle', '--metadata']);
+    expect(result.problems[0]!.message).toMatch(/^profile "far" sends requests to remote "ca1"; certsmith serve reaches remote CAs through a signer/);
   });
 
   it('does not load signers with loadSigners: false, and reports unreadable or non-JSON files', async () => {
     const file = await writeConfig('lazy.json', { signers: { absent: { plugin: '@acme/certsmith-not-installed' } } });
     expect((await checkConfigFile(file, { cwd: dir, loadSigners: false })).problems).toEqual([]);
-    expect((await checkConfigFile('nope.json', { cwd: dir })).problems).toEqual([{ path: '', message: 'cannot read the file (ENOENT)' }]);
+    expect((await checkConfigFile('nope.json', { cwd: dir })).problems).toEqual([{ path: '', message: 'cannot read the file (ENOENT)', code: 5200 }]);
     const broken = await writeConfig('broken.json', '{"signing": ');
     expect((await checkConfigFile(broken, { cwd: dir })).problems[0]!.message).toMatch(/^failed to unmarshal configuration: /);
     const empty = await writeConfig('empty.json', {});
-    expect((await checkConfigFile(empty, { cwd: dir })).problems).toEqual([{ path: 'signing', message: 'No "signing" field present' }]);
+    expect((await checkConfigFile(empty, { cwd: dir })).problems).toEqual([{ path: 'signing', message: 'No "signing" field present', code: 5200 }]);
   });
 
   it('writes odd keys in brackets', () => {
@@ -171,7 +192,7 @@ describe('certsmith config check', () => {
     expect(JSON.parse(result.out)).toEqual({
       file: join(dir, bad),
       valid: false,
-      problems: [{ path: 'signing.profiles.www.expiry', message: 'time: unknown unit "y" in duration "1y"' }],
+      problems: [{ path: 'signing.profiles.www.expiry', message: 'time: unknown unit "y" in duration "1y"', code: 5200 }],
       warnings: [],
     });
   });
