@@ -303,3 +303,46 @@ console.log(JSON.stringify({
     expect(existsSync(join(issuing, 'node_modules', '@certsmith', 'native-ec', 'build', 'Release', 'native_ec.node'))).toBe(true);
   });
 });
+
+describe('the certsmith command on a fresh clone', () => {
+  /** Run a file directly (its shebang picks the interpreter); resolves with the exit code. */
+  function execute(file: string, args: readonly string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+    return new Promise((resolve) => {
+      execFile(file, args, { cwd, env: childEnv(), timeout: 30_000, encoding: 'utf8' }, (error, stdout, stderr) => {
+        resolve({ code: error ? Number((error as NodeJS.ErrnoException & { code?: unknown }).code ?? 1) : 0, stdout, stderr });
+      });
+    });
+  }
+
+  it('is linked by npm install before anything is built (the bin is a committed file, not dist/)', async () => {
+    // What a fresh clone holds of apps/server: its tracked files, so no dist/. Its dependencies are
+    // left out (npm links bins whatever they are); the root is a workspace project like ours.
+    const clone = join(work, 'clone');
+    const { stdout: tracked } = await run('git', ['ls-files', 'apps/server/package.json', 'apps/server/bin'], REPO);
+    const manifest = JSON.parse(readFileSync(join(REPO, 'apps/server/package.json'), 'utf8')) as Manifest & { bin: Record<string, string>; devDependencies?: unknown };
+    expect(tracked.split('\n').filter(Boolean).sort()).toEqual(['apps/server/bin/certsmith.js', 'apps/server/package.json']);
+    await mkdir(join(clone, 'apps/server/bin'), { recursive: true });
+    await writeFile(join(clone, 'package.json'), `${JSON.stringify({ name: 'fresh-clone', private: true, workspaces: ['apps/server'] }, null, 2)}\n`);
+    await writeFile(join(clone, 'apps/server/package.json'), `${JSON.stringify({ ...manifest, dependencies: {}, devDependencies: {} }, null, 2)}\n`);
+    await writeFile(join(clone, 'apps/server/bin/certsmith.js'), readFileSync(join(REPO, 'apps/server/bin/certsmith.js')), { mode: 0o755 });
+    await run('npm', ['install', '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], clone);
+
+    const link = join(clone, 'node_modules', '.bin', 'certsmith');
+    expect(existsSync(link)).toBe(true);
+    const notBuilt = await execute(link, ['--help'], clone);
+    expect(notBuilt).toMatchObject({ code: 1, stdout: '' });
+    expect(notBuilt.stderr).toBe(`certsmith: not built yet (${join(clone, 'apps/server/dist/cli.js')} is missing): run "npm run build" in the repository\n`);
+  });
+
+  it('runs the built CLI through the committed launcher (npx certsmith --help after npm ci, which builds)', async () => {
+    const root = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    // npm runs the root project's `prepare` after `npm ci`/`npm install`: the clone is built, and
+    // the linked launcher finds dist/.
+    expect(root.scripts['prepare']).toBe('npm run build');
+    const help = await execute(join(REPO, 'apps/server/bin/certsmith.js'), ['--help'], REPO);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: certsmith \[options\] \[command\]\n/);
+    const version = await execute(join(REPO, 'apps/server/bin/certsmith.js'), ['-version'], REPO);
+    expect(version).toMatchObject({ code: 0, stdout: `${(JSON.parse(readFileSync(join(REPO, 'apps/server/package.json'), 'utf8')) as { version: string }).version}\n` });
+  });
+});

@@ -1,24 +1,42 @@
 import { describe, expect, it } from 'vitest';
-import type { CommanderError } from 'commander';
-import { normalizeCfsslFlags, parseLogLevel } from './cli-program.js';
+import type { Command, CommanderError } from 'commander';
+import { VERSION, createProgram, parseLogLevel } from './cli-program.js';
 import { parseServe } from './test-support/parse-serve.js';
 
 /** Parse `serve` arguments without starting anything; usage errors come back as CommanderError. */
 
-describe('normalizeCfsslFlags', () => {
-  it('rewrites known single-dash long flags, with and without =value', () => {
-    expect(normalizeCfsslFlags(['serve', '-ca-key', 'k.pem', '-port=0', '--address', '::1'])).toEqual([
-      'serve',
-      '--ca-key',
-      'k.pem',
-      '--port=0',
-      '--address',
-      '::1',
-    ]);
+describe('createProgram: one Go-style flag shim for every command', () => {
+  /** Every command of the program, by its path (`config check`). */
+  function commandsOf(command: Command, path: string[] = []): Array<[string, Command]> {
+    return command.commands.flatMap((sub) => [[[...path, sub.name()].join(' '), sub] as [string, Command], ...commandsOf(sub, [...path, sub.name()])]);
+  }
+
+  it('rewrites single-dash long flags for serve, with and without =value, and leaves unknown ones to fail', async () => {
+    await expect(parseServe(['-ca-key', 'k.pem', '-ca', 'c.pem', '-port=0', '--address', '::1'])).resolves.toMatchObject({ caKeyFile: 'k.pem', caFile: 'c.pem', port: 0, address: '::1' });
+    await expect(parseServe(['-bogus'])).rejects.toMatchObject({ code: 'commander.unknownOption' });
   });
 
-  it('leaves unknown flags, values and everything after -- alone', () => {
-    expect(normalizeCfsslFlags(['-bogus', '-h', 'x', '--', '-port'])).toEqual(['-bogus', '-h', 'x', '--', '-port']);
+  it('gives every command, subcommands included, the same shim', () => {
+    const program = createProgram({ serve: async () => {} });
+    const unwrapped = commandsOf(program).filter(([, command]) => {
+      const longs = command.options.filter((option) => option.long && !option.negate);
+      if (longs.length === 0) return false;
+      // The shim turns `-name` into `--name`; commander alone would read it as short flags.
+      const name = longs[0]!.long!.slice(2);
+      const parsed = command.parseOptions([`-${name}`, ...(longs[0]!.required ? ['value'] : [])]);
+      return parsed.unknown.length > 0;
+    });
+    expect(unwrapped.map(([path]) => path)).toEqual([]);
+    expect(commandsOf(program).map(([path]) => path)).toEqual(expect.arrayContaining(['serve', 'gencert', 'config check', 'hsm genkey', 'split']));
+  });
+
+  it("reads the program's own -version before the subcommand, and leaves the subcommand's flags to it", async () => {
+    let out = '';
+    const program = createProgram({ serve: async () => {} }).exitOverride().configureOutput({ writeOut: (text) => void (out += text) });
+    await expect(program.parseAsync(['-version'], { from: 'user' })).rejects.toMatchObject({ code: 'commander.version' });
+    expect(out).toBe(`${VERSION}\n`);
+    // `serve` is the first operand: everything after it is serve's to rewrite.
+    await expect(parseServe(['-metrics-address', '127.0.0.1:0'])).resolves.toMatchObject({ metricsAddress: '127.0.0.1:0' });
   });
 });
 

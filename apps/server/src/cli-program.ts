@@ -1,12 +1,14 @@
 /**
- * The `certsmith` command line. `serve` takes CFSSL's flag names; CFSSL (Go's `flag` package) spells
- * them with one dash (`-ca-key file`, `-port=0`), so both `-name` and `--name` are accepted for every
- * long flag. Unknown flags and stray arguments are usage errors (exit code 1), as in CFSSL.
+ * The `certsmith` command line. Every command takes CFSSL's flag names; CFSSL (Go's `flag` package)
+ * spells them with one dash (`-ca-key file`, `-port=0`), so both `-name` and `--name` are accepted
+ * for every long flag of every command (`go-flags.ts`). Unknown flags and stray arguments are usage
+ * errors (exit code 1), as in CFSSL.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseMinTlsVersion } from '@certsmith/http-api';
 import { parseKeyPoolSizes } from '@certsmith/issuer';
 import type { LogLevel, MinTlsVersion } from '@certsmith/http-api';
+import { acceptGoFlagsEverywhere } from './go-flags.js';
 import { MAX_CONNECTIONS, MAX_TIMEOUT_MS, parseEndpointList } from './server-options.js';
 import type { ServerOptionsInput } from './server-options.js';
 import { registerHsmCommand } from './hsm-command.js';
@@ -53,59 +55,6 @@ function integerParser(min: number, max: number): (value: string) => number {
     if (number < min || number > max) throw new InvalidArgumentError(`expected an integer from ${min} to ${max}`);
     return number;
   };
-}
-
-/** Long flag names of `serve`, without dashes. */
-export const SERVE_FLAGS: readonly string[] = [
-  'address',
-  'port',
-  'config',
-  'ca',
-  'ca-key',
-  'ca-bundle',
-  'int-bundle',
-  'metadata',
-  'workers',
-  'data-dir',
-  'loglevel',
-  'max-body',
-  'max-queue',
-  'headers-timeout',
-  'body-timeout',
-  'max-connections',
-  'tls-cert',
-  'tls-key',
-  'min-tls-version',
-  'mutual-tls-ca',
-  'mutual-tls-cn',
-  'disable',
-  'require-auth',
-  'signer-timeout',
-  'metrics-address',
-  'allow-private-networks',
-  'key-pool',
-  'help',
-  'version',
-];
-
-/**
- * Rewrite CFSSL-style single-dash long flags (`-ca-key`, `-port=0`) to `--ca-key`, `--port=0`.
- * Only known names are rewritten, so a mistyped `-bogus` stays an unknown option; nothing after `--`
- * is touched, nor values that follow a flag.
- */
-export function normalizeCfsslFlags(argv: readonly string[], known: readonly string[] = SERVE_FLAGS): string[] {
-  const out: string[] = [];
-  let passthrough = false;
-  for (const arg of argv) {
-    if (passthrough || arg === '--') {
-      passthrough = true;
-      out.push(arg);
-      continue;
-    }
-    const match = /^-([a-z][a-z0-9-]+)(=.*)?$/.exec(arg);
-    out.push(match !== null && known.includes(match[1]!) ? `-${arg}` : arg);
-  }
-  return out;
 }
 
 /** Build the `certsmith` program. */
@@ -169,7 +118,8 @@ export function createProgram(handlers: CliHandlers): Command {
   registerCertinfoCommand(program);
   registerSplitCommand(program);
   registerConfigCommand(program);
-  return program;
+  // One Go-style flag shim for every command, applied here so that none is left out.
+  return acceptGoFlagsEverywhere(program);
 }
 
 /** Commander's camel-cased view of the serve flags. */

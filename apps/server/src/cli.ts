@@ -20,7 +20,7 @@
  *   it at run time (`v8.setFlagsFromString`) crashes V8 at the next full GC.
  */
 import { isCodedError } from '@certsmith/x509-core';
-import { createProgram, normalizeCfsslFlags } from './cli-program.js';
+import { createProgram } from './cli-program.js';
 import { startupExitCode } from './errors.js';
 import type { ServerOptionsInput } from './server-options.js';
 import { startServer } from './start-server.js';
@@ -67,4 +67,4 @@ async function serve(input: ServerOptionsInput): Promise<void> {
   process.on('SIGINT', onSignal);
 }
 
-await createProgram({ serve }).parseAsync(normalizeCfsslFlags(process.argv.slice(2)), { from: 'user' });
+await createProgram({ serve }).parseAsync(process.argv.slice(2), { from: 'user' });

@@ -12,7 +12,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { Command, Option } from 'commander';
+import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { CertsmithError, isCodedError } from '@certsmith/x509-core';
 
@@ -194,69 +194,8 @@ export function createReporter(io: CommandIo, name: string, verbosity: Verbosity
   };
 }
 
-const TRUE_VALUES = new Set(['1', 't', 'T', 'true', 'TRUE', 'True']);
-const FALSE_VALUES = new Set(['0', 'f', 'F', 'false', 'FALSE', 'False']);
-
-/**
- * Rewrite Go `flag`-style arguments for `options`: `-name` and `-name=value` become `--name` and
- * `--name=value` for this command's long flags, a boolean's `-name=true|false` (Go's
- * `strconv.ParseBool` spellings) becomes `--name` or nothing, and a short flag's `-f=value` becomes
- * `-f value`. A value following a flag is never rewritten, nor anything after `--`; unknown names are
- * left for commander to reject.
- */
-export function normalizeGoFlags(argv: readonly string[], options: readonly Option[]): string[] {
-  const longs = new Map<string, Option>();
-  const shorts = new Map<string, Option>();
-  for (const option of options) {
-    if (option.long) longs.set(option.long.replace(/^--/, ''), option);
-    if (option.short) shorts.set(option.short.replace(/^-/, ''), option);
-  }
-  const takesValue = (option: Option): boolean => option.required || option.optional;
-  const out: string[] = [];
-  let expectValue = false;
-  for (let index = 0; index < argv.length; index++) {
-    const arg = argv[index]!;
-    if (expectValue) {
-      out.push(arg);
-      expectValue = false;
-      continue;
-    }
-    if (arg === '--') {
-      out.push(...argv.slice(index));
-      break;
-    }
-    const match = /^--?([A-Za-z][\w-]*)(?:=([\s\S]*))?$/.exec(arg);
-    const name = match?.[1];
-    const option = name === undefined ? undefined : (longs.get(name) ?? (name.length === 1 && !arg.startsWith('--') ? shorts.get(name) : undefined));
-    if (match === null || name === undefined || option === undefined) {
-      out.push(arg);
-      continue;
-    }
-    const value = match[2];
-    const flag = longs.get(name) === option ? `--${name}` : `-${name}`;
-    if (takesValue(option)) {
-      if (value === undefined) {
-        out.push(flag);
-        expectValue = option.required;
-      } else {
-        out.push(flag, value);
-      }
-    } else if (value === undefined || TRUE_VALUES.has(value)) {
-      out.push(flag);
-    } else if (!FALSE_VALUES.has(value)) {
-      // Not a boolean: leave it for commander to report.
-      out.push(arg);
-    }
-  }
-  return out;
-}
-
-/** Let `command` take CFSSL's single-dash flags (see {@link normalizeGoFlags}). */
-export function acceptGoFlags(command: Command): Command {
-  const parse = command.parseOptions.bind(command);
-  command.parseOptions = (argv: string[]) => parse(normalizeGoFlags(argv, command.options));
-  return command;
-}
+/** CFSSL's single-dash flags: the one shim of the whole program (`../go-flags.ts`). */
+export { acceptGoFlags, normalizeGoFlags } from '../go-flags.js';
 
 /** The `--loglevel` option every CFSSL-style command accepts (CFSSL's `-loglevel`). */
 export function withLogLevel(command: Command): Command {

@@ -21,8 +21,9 @@ import type { SigningPolicy, SigningProfile } from '@certsmith/issuer';
 import type { Signer, SignerLogger } from '@certsmith/signer-api';
 import { createSignerContext } from '@certsmith/signer-api';
 import { loadLocalSigner } from '@certsmith/signer-local';
-import { CertsmithError, ErrorCode, isCodedError } from '@certsmith/x509-core';
+import { CertsmithError, ErrorCode } from '@certsmith/x509-core';
 import { loadServerConfig } from '../config-file.js';
+import { checkReadableFile } from '../server-options.js';
 import { loadSigner } from '../signer-loader.js';
 import type { CommandIo, Reporter } from './common.js';
 import { UsageError } from './common.js';
@@ -108,16 +109,11 @@ export async function openSigning(flags: SigningFlags, io: CommandIo, reporter: 
     const profile = profileFor(filePolicy, flags.profile);
     if (profile.remoteServer !== '') return remoteSetup(profile.remoteServer, profile, filePolicy, `profile ${JSON.stringify(profile.name)} remote`);
     const context = createSignerContext({ configDir: io.cwd(), env: io.env, logger: warningLogger(reporter) });
-    let signer;
-    try {
-      signer = await loadLocalSigner({ certFile: flags.ca, keyFile: flags.caKey }, context);
-    } catch (error) {
-      // Name the flag: `--ca: cannot read secret file /x/ca.pem: ENOENT`.
-      if (isCodedError(error) && (error.code === ErrorCode.CertificateReadFailed || error.code === ErrorCode.PrivateKeyReadFailed)) {
-        throw new CertsmithError(error.code, `${error.code === ErrorCode.CertificateReadFailed ? '--ca' : '--ca-key'}: ${error.message}`, { cause: error });
-      }
-      throw error;
-    }
+    // The files are checked as `serve` checks them, so the error reads the same:
+    // `--ca: cannot read file "ca.pem" (ENOENT)` (1001; 2001 for --ca-key).
+    await checkReadableFile('--ca', flags.ca, io.cwd());
+    await checkReadableFile('--ca-key', flags.caKey, io.cwd());
+    const signer = await loadLocalSigner({ certFile: flags.ca, keyFile: flags.caKey }, context);
     return { signer, policy: filePolicy, remote: false, close: () => signer.close() };
   }
 

@@ -3,7 +3,7 @@
  * included) and return what `serve` would receive, without starting anything. Usage errors reject
  * with commander's error (`code` such as `commander.invalidArgument`); help and errors print nothing.
  */
-import { createProgram, normalizeCfsslFlags } from '../cli-program.js';
+import { createProgram } from '../cli-program.js';
 import type { ServerOptionsInput } from '../server-options.js';
 
 export async function parseServe(args: readonly string[]): Promise<ServerOptionsInput> {
@@ -16,7 +16,7 @@ export async function parseServe(args: readonly string[]): Promise<ServerOptions
   const silent = { writeErr: () => {}, writeOut: () => {} };
   program.exitOverride().configureOutput(silent);
   for (const command of program.commands) command.exitOverride().configureOutput(silent);
-  await program.parseAsync(normalizeCfsslFlags(['serve', ...args]), { from: 'user' });
+  await program.parseAsync(['serve', ...args], { from: 'user' });
   if (parsed === undefined) throw new Error('serve was not called');
   return parsed;
 }
