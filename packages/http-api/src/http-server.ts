@@ -86,17 +86,17 @@ export function createHttpServer(app: Koa, options: HttpServerOptions = {}): Api
     if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer, got ${value}`);
   }
   const callback = app.callback();
-  const serve = (request: IncomingMessage, response: ServerResponse): void => {
+  let listener: (request: IncomingMessage, response: ServerResponse) => void = (request, response) => {
     (request.socket as ServedSocket)[latestResponse] = response;
     void callback(request, response);
   };
-  let listener: (request: IncomingMessage, response: ServerResponse) => void = serve;
   if (tls?.clientCa !== undefined && tls.clientCn !== undefined) {
     const guard = createClientCnGuard(tls.clientCn);
     listener = (request, response) => {
+      (request.socket as ServedSocket)[latestResponse] = response;
       const { allowed, commonName } = guard.check(request);
       if (allowed) {
-        serve(request, response);
+        void callback(request, response);
         return;
       }
       logger?.warn(
