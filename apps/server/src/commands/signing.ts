@@ -16,7 +16,7 @@
 import { resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import { createLogger } from '@certsmith/http-api';
-import { defaultSigningPolicy } from '@certsmith/issuer';
+import { defaultSigningPolicy, describeProblem } from '@certsmith/issuer';
 import type { SigningPolicy, SigningProfile } from '@certsmith/issuer';
 import type { Signer, SignerLogger } from '@certsmith/signer-api';
 import { createSignerContext } from '@certsmith/signer-api';
@@ -99,6 +99,8 @@ function pinoWarnings(reporter: Reporter) {
  */
 export async function openSigning(flags: SigningFlags, io: CommandIo, reporter: Reporter): Promise<SigningSetup> {
   const config = flags.config === undefined ? null : await loadServerConfig(resolve(io.cwd(), flags.config), { env: io.env, cwd: io.cwd() });
+  // Keys accepted that change nothing (CFSSL keys certsmith does not implement…), as serve logs them.
+  for (const warning of config?.warnings ?? []) reporter.warn(`config: ${describeProblem(warning)}`);
   const filePolicy = config?.policy ?? defaultSigningPolicy();
 
   if (flags.remote !== undefined) return remoteSetup(flags.remote, profileFor(filePolicy, flags.profile), filePolicy, '-remote');
