@@ -18,7 +18,8 @@ import { UnknownTaskError, createInlineTaskRunner } from '@certsmith/worker-pool
 import type { RunTaskOptions, TaskRunner, TaskDefinition } from '@certsmith/worker-pool';
 import { createHealthOperation } from './health-operation.js';
 import type { HealthOperationOptions } from './health-operation.js';
-import type { AnyOperation, OperationContext, RequestLabels } from './operation.js';
+import { compilePathTemplate } from './operation.js';
+import type { AnyOperation, OperationContext, PathTemplate, RequestLabels } from './operation.js';
 import { closeAfterResponse } from './lingering-close.js';
 import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, parseJsonObject, readRequestBody } from './request-body.js';
 import { validateRequest } from './validation.js';
@@ -127,6 +128,14 @@ export function createApp(options: AppOptions): Koa {
     operations.set(operation.name, operation);
   }
   if (!operations.has('health')) operations.set('health', createHealthOperation(options.health));
+  // Operations with their own path (`/api/v1/certsmith/…`) are matched by template, never under
+  // CFSSL's prefixes.
+  const ownPaths: Array<{ template: PathTemplate; operation: AnyOperation }> = [];
+  for (const operation of operations.values()) {
+    if (operation.path === undefined) continue;
+    if (ownPaths.some((entry) => entry.template.template === operation.path)) throw new TypeError(`two operations are served at "${operation.path}"`);
+    ownPaths.push({ template: compilePathTemplate(operation.path), operation });
+  }
   // Each operation's declared task names, looked up per request by `runTask`.
   const declaredTasks = new Map<AnyOperation, ReadonlySet<string>>(
     [...operations.values()].map((operation) => [operation, new Set((operation.tasks ?? []).map((task) => task.name))]),
@@ -215,7 +224,16 @@ export function createApp(options: AppOptions): Koa {
       return;
     }
     const name = operationName(ctx.path);
-    const operation = name === null ? undefined : operations.get(name);
+    let operation = name === null ? undefined : operations.get(name);
+    if (operation?.path !== undefined) operation = undefined;
+    let pathParameters: Record<string, string> = {};
+    for (let index = 0; operation === undefined && index < ownPaths.length; index += 1) {
+      const matched = ownPaths[index]!.template.match(ctx.path);
+      if (matched !== null) {
+        operation = ownPaths[index]!.operation;
+        pathParameters = matched;
+      }
+    }
     if (operation === undefined) throw new NotFoundError();
     state.operation = operation.name;
     // CFSSL compares the method exactly against the endpoint's allow list (api/api.go:ServeHTTP).
@@ -226,6 +244,10 @@ export function createApp(options: AppOptions): Koa {
       const body = parseBody(operation, await readRequestBody(ctx.req, maxBodyBytes, bodyTimeoutMs));
       noteRequestLabels(state, operation, body);
       request = validateRequest(operation.body, body);
+    } else if (operation.query !== undefined) {
+      const parameters = urlParameters(ctx.querystring, pathParameters);
+      noteRequestLabels(state, operation, parameters);
+      request = validateRequest(operation.query, parameters);
     }
 
     const context = new RequestContext(state.requestId, operation, ctx, logger, taskRunner, declaredTasks.get(operation) as ReadonlySet<string>);
@@ -245,6 +267,22 @@ export function operationName(path: string): string | null {
     }
   }
   return null;
+}
+
+/**
+ * The URL parameters of a request as one object: the query string's (each name at most once: a
+ * repeated one is ambiguous, so 400) and the path template's (a query parameter may not repeat one).
+ */
+function urlParameters(querystring: string, pathParameters: Record<string, string>): Record<string, string> {
+  // No prototype: a parameter named `__proto__` is a parameter like any other.
+  const parameters: Record<string, string> = Object.assign(Object.create(null) as Record<string, string>, pathParameters);
+  const seen = new Set<string>();
+  for (const [key, value] of new URLSearchParams(querystring)) {
+    if (seen.has(key) || Object.hasOwn(pathParameters, key)) throw new BadRequestError(`query parameter ${JSON.stringify(key)} is given more than once`);
+    seen.add(key);
+    parameters[key] = value;
+  }
+  return parameters;
 }
 
 /**

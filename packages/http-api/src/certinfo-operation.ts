@@ -5,13 +5,18 @@
  * an empty string. Values that are not strings are 400 here (CFSSL: 500, code 0).
  *
  * The handler only picks the parameter set; describing the certificate — or fetching it from the
- * server named by `domain` — is `@certsmith/bundler`'s {@link certinfoTask}, run on a worker.
+ * server named by `domain` — is `@certsmith/bundler`'s {@link certinfoTask}, run on a worker. A
+ * `serial` + `authority_key_id` lookup reads the certificate store (lifecycle spec §3.6: AKI in either
+ * case, colons allowed; decimal serial) and describes the stored PEM; no such row is 404 `no
+ * certificate found` (CFSSL: 500, code 0).
  */
+import type { Store } from '@certsmith/cert-store';
 import { BadRequestError } from '@certsmith/x509-core';
 import * as z from 'zod';
 import type { CertinfoResult } from '@certsmith/x509-core';
 import { certinfoTask } from '@certsmith/bundler';
 import { certinfoResultSchema } from './certinfo-result-schema.js';
+import { NotFoundError } from './errors.js';
 import { defineOperation } from './operation.js';
 
 /** A string-map value as CFSSL decodes it: a string, or `null` meaning `""`. */
@@ -47,7 +52,12 @@ export interface CertinfoOperationOptions {
   allowPrivateNetworks?: boolean | undefined;
   /** Non-public ranges `domain` may reach anyway. */
   allowCidrs?: readonly string[] | undefined;
+  /** The certificate store, for lookups by `serial` + `authority_key_id`; absent: CFSSL's "without db access" answer. */
+  store?: Store | undefined;
 }
+
+/** CFSSL's text when no stored certificate has the serial and AKI (answered 404 here, 500 code 0 by CFSSL). */
+export const NO_CERTIFICATE_FOUND = 'no certificate found';
 
 /** The certinfo operation for the given network allowance. */
 export function createCertinfoOperation(options: CertinfoOperationOptions = {}) {
@@ -60,8 +70,9 @@ export function createCertinfoOperation(options: CertinfoOperationOptions = {}) 
     method: 'POST',
     body: certinfoRequestSchema,
     tasks: [certinfoTask],
-    summary: 'Describe a certificate, or the certificate a TLS server presents (subject, issuer, serial, SANs, validity, key identifiers)',
+    summary: 'Describe a certificate, the certificate a TLS server presents, or a recorded certificate by serial and AKI (subject, issuer, serial, SANs, validity, key identifiers)',
     result: certinfoResultSchema,
+    mayAnswerNotFound: options.store !== undefined,
     async handle(request, context): Promise<CertinfoResult> {
       if (request.certificate !== undefined) {
         return context.runTask(certinfoTask, { certificate: request.certificate });
@@ -70,8 +81,11 @@ export function createCertinfoOperation(options: CertinfoOperationOptions = {}) 
         return context.runTask(certinfoTask, network === undefined ? { domain: request.domain } : { domain: request.domain, network });
       }
       if (request.serial !== undefined && request.authority_key_id !== undefined) {
-        // CFSSL's text when it has no certificate database (which is always the case in certsmith).
-        throw new BadRequestError('cannot lookup certificate from serial without db access');
+        // CFSSL's text when it has no certificate database (`--no-store`).
+        if (options.store === undefined) throw new BadRequestError('cannot lookup certificate from serial without db access');
+        const record = await options.store.findCertificate(request.serial, request.authority_key_id);
+        if (record === null) throw new NotFoundError(NO_CERTIFICATE_FOUND);
+        return context.runTask(certinfoTask, { certificate: record.pem });
       }
       throw new BadRequestError('no valid parameter sets found');
     },

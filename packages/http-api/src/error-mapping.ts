@@ -52,9 +52,10 @@ const HTTP_LEVEL_MESSAGE = 'the request could not be processed';
  */
 export function mapErrorToResponse(error: unknown): ErrorResponse {
   const headers: Record<string, string> = {};
-  if (error instanceof ServiceUnavailableError) {
-    headers['Retry-After'] = String(Math.max(0, Math.ceil(error.retryAfterSeconds)));
-  }
+  // The pool's ServiceUnavailableError, and any coded error that says when to retry (the
+  // certificate store's StoreUnavailableError, built in a package that does not know HTTP).
+  const retryAfterSeconds = error instanceof ServiceUnavailableError ? error.retryAfterSeconds : codedRetryAfter(error);
+  if (retryAfterSeconds !== null) headers['Retry-After'] = String(Math.max(0, Math.ceil(retryAfterSeconds)));
   if (isCodedError(error)) {
     const httpLevel = isHttpStatus(error.code);
     const status = httpLevel ? error.code : 400;
@@ -69,6 +70,13 @@ export function mapErrorToResponse(error: unknown): ErrorResponse {
     return { status: httpError.status, code: httpError.status, message: httpError.message, headers, unexpected: false };
   }
   return { status: 500, code: 500, message: INTERNAL_ERROR_MESSAGE, headers, unexpected: true };
+}
+
+/** `retryAfterSeconds` of a coded 503 that carries one (a finite number), else `null`. */
+function codedRetryAfter(error: unknown): number | null {
+  if (!isCodedError(error) || error.code !== 503) return null;
+  const seconds = (error as { retryAfterSeconds?: unknown }).retryAfterSeconds;
+  return typeof seconds === 'number' && Number.isFinite(seconds) ? seconds : null;
 }
 
 function isHttpStatus(code: number): boolean {

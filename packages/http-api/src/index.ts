@@ -1,12 +1,13 @@
 export { createApp, operationName, API_PREFIXES } from './app.js';
 export type { AppOptions, RawRoute, RequestObservation, RequestObserver } from './app.js';
-export { defineOperation, collectTasks } from './operation.js';
+export { defineOperation, collectTasks, compilePathTemplate } from './operation.js';
 export type {
   AnyOperation,
   HttpMethod,
   OperationContext,
   OperationDefinition,
   OperationRequest,
+  PathTemplate,
   RequestLabels,
 } from './operation.js';
 export { createHealthOperation } from './health-operation.js';
@@ -54,7 +55,7 @@ export {
 export type { ApiTlsConfig, ClientCnMatcher, MinTlsVersion, TlsConfigField } from './tls-options.js';
 export { clientCommonName, createClientCnGuard, INVALID_CN_MESSAGE } from './client-auth.js';
 export type { ClientCnGuard } from './client-auth.js';
-export { certinfoOperation, certinfoRequestSchema, createCertinfoOperation } from './certinfo-operation.js';
+export { certinfoOperation, certinfoRequestSchema, createCertinfoOperation, NO_CERTIFICATE_FOUND } from './certinfo-operation.js';
 export type { CertinfoOperationOptions } from './certinfo-operation.js';
 export { createOpenApiDocument } from './openapi.js';
 export type { OpenApiOptions } from './openapi.js';
@@ -122,3 +123,21 @@ export {
 } from './issue/issue-result-schemas.js';
 export { authsignRequestLabels } from './issue/sign-operation.js';
 export type { SameShape } from './schema-types.js';
+export { storeForRequests, STORE_UNAVAILABLE_MESSAGE } from './store/request-store.js';
+export { createCertaddOperation, certaddRequestSchema, certaddResultSchema } from './store/certadd-operation.js';
+export type { CertaddOperationOptions } from './store/certadd-operation.js';
+export { CERTADD_PARSE_MESSAGE } from './store/certadd-request.js';
+export {
+  createListCertificatesOperation,
+  createGetCertificateOperation,
+  listCertificatesQuerySchema,
+  getCertificateQuerySchema,
+  CERTIFICATES_PATH,
+} from './store/certificates-operations.js';
+export type { CertificatesOperationOptions } from './store/certificates-operations.js';
+export { storedCertificateSchema, certificateListResultSchema, toStoredCertificate } from './store/stored-certificate.js';
+export type { StoredCertificate, CertificateListResult } from './store/stored-certificate.js';
+export { parseRfc3339, formatRfc3339 } from './store/rfc3339.js';
+export type { Rfc3339Time } from './store/rfc3339.js';
+export { watchCertificateStore, DEFAULT_COUNT_REFRESH_MS, OTHER_LABEL_VALUE } from './store/store-metrics.js';
+export type { CertificateStoreMetrics, CertificateStoreMetricsOptions, CaSignerSource } from './store/store-metrics.js';

@@ -85,12 +85,13 @@ const errorResponses: Record<string, { status: string; description: string; retr
     status: '400',
     description: 'Invalid body (code 400, the message names the field) or a CFSSL-coded error (code 1000–9300, HTTP 400)',
   },
+  NotFound: { status: '404', description: 'What the request names does not exist (code 404)' },
   MethodNotAllowed: { status: '405', description: 'Wrong method: `Method is not allowed:"GET"` (code 405)' },
   PayloadTooLarge: { status: '413', description: 'Body larger than `--max-body` (code 413)' },
   InternalError: { status: '500', description: 'Unexpected error (code 500, generic message; details in the server log under the request ID)' },
   ServiceUnavailable: {
     status: '503',
-    description: 'Worker queue full, task timeout or shutting down (code 503)',
+    description: 'Worker queue full, task timeout, shutting down, or the certificate store unavailable (code 503)',
     retryAfter: true,
   },
 };
@@ -108,6 +109,27 @@ function componentName(operationName: string): string {
 function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
   return rest;
+}
+
+/**
+ * OpenAPI `parameters` of a query schema: `in: path` for the `{name}` segments of `path` (always
+ * required), `in: query` for the others (required as the schema says).
+ */
+function urlParameters(schema: z.ZodType, path: string | undefined): Record<string, unknown>[] {
+  const json = jsonSchemaOf(schema, 'input');
+  const properties = (json['properties'] ?? {}) as Record<string, Record<string, unknown>>;
+  const required = new Set((json['required'] ?? []) as string[]);
+  const inPath = new Set([...(path ?? '').matchAll(/\{([a-z][a-z0-9_]*)\}/g)].map((match) => match[1]!));
+  return Object.entries(properties).map(([name, property]) => {
+    const { description, ...propertySchema } = property;
+    return {
+      name,
+      in: inPath.has(name) ? 'path' : 'query',
+      required: inPath.has(name) || required.has(name),
+      ...(typeof description === 'string' ? { description } : {}),
+      schema: propertySchema,
+    };
+  });
 }
 
 /** Build the OpenAPI document (plain JSON-compatible object) for `operations`. */
@@ -153,6 +175,7 @@ export function createOpenApiDocument(operations: readonly AnyOperation[], optio
           content: { 'application/json': { schema: successSchema } },
         },
         '400': errorRef('BadRequest'),
+        ...(operation.mayAnswerNotFound ? { '404': errorRef('NotFound') } : {}),
         '405': errorRef('MethodNotAllowed'),
         ...(operation.body ? { '413': errorRef('PayloadTooLarge') } : {}),
         '500': errorRef('InternalError'),
@@ -162,7 +185,9 @@ export function createOpenApiDocument(operations: readonly AnyOperation[], optio
     if (operation.body) {
       item['requestBody'] = { required: true, content: { 'application/json': { schema: jsonSchemaOf(operation.body, 'input') } } };
     }
-    for (const prefix of prefixes) addPath(`${prefix}${operation.name}`, operation.method.toLowerCase(), item);
+    if (operation.query) item['parameters'] = urlParameters(operation.query, operation.path);
+    if (operation.path !== undefined) addPath(operation.path, operation.method.toLowerCase(), item);
+    else for (const prefix of prefixes) addPath(`${prefix}${operation.name}`, operation.method.toLowerCase(), item);
   }
 
   for (const route of [...(options.routes ?? [])].sort((a, b) => a.path.localeCompare(b.path))) {
@@ -188,7 +213,7 @@ export function createOpenApiDocument(operations: readonly AnyOperation[], optio
       title: options.title ?? 'certsmith CFSSL-compatible API',
       version: options.version ?? '0.1.0',
       description:
-        'CFSSL `serve` API (`/api/v1/cfssl/<operation>`, alias `/api/v1/svc/<operation>`). Every response is the CFSSL envelope `{success, result, errors, messages}` with `Content-Type: application/json`. Generated from the schemas the server validates with.',
+        'CFSSL `serve` API (`/api/v1/cfssl/<operation>`, alias `/api/v1/svc/<operation>`) and certsmith\'s own endpoints (`/api/v1/certsmith/…`). Every response is the CFSSL envelope `{success, result, errors, messages}` with `Content-Type: application/json`. Generated from the schemas the server validates with.',
     },
     paths,
     components: { schemas, responses, headers },

@@ -48,13 +48,24 @@ export interface RequestLabels {
   profile?: string | undefined;
 }
 
-/** The parsed request a handler receives: the schema's output, or `undefined` without a body schema. */
+/** The parsed request a handler receives: the schema's output (body or query), or `undefined` without one. */
 export type OperationRequest<TBody> = TBody extends z.ZodType ? z.output<TBody> : undefined;
 
 /** An operation, as given to {@link defineOperation} and to `createApp`. */
 export interface OperationDefinition<TBody extends z.ZodType | undefined = z.ZodType | undefined, TResult = unknown> {
-  /** Path segment after `/api/v1/cfssl/` (and `/api/v1/svc/`), e.g. `bundle`, `init_ca`. */
+  /**
+   * Path segment after `/api/v1/cfssl/` (and `/api/v1/svc/`), e.g. `bundle`, `init_ca`; for an
+   * operation with its own {@link path}, the name it has in logs, metrics, `--disable` and the
+   * OpenAPI `operationId`.
+   */
   readonly name: string;
+  /**
+   * The operation's own path, for endpoints outside CFSSL's namespace, e.g.
+   * `/api/v1/certsmith/certificates/{aki}/{serial}`: matched exactly, each `{param}` standing for one
+   * non-empty path segment (percent-decoded), handed to the handler with the query parameters (see
+   * {@link query}). Absent: served at `/api/v1/cfssl/<name>` and `/api/v1/svc/<name>`.
+   */
+  readonly path?: string;
   /** The method served (and HEAD for GET); any other gets 405 `Method is not allowed:"<METHOD>"`. */
   readonly method: HttpMethod;
   /**
@@ -64,11 +75,23 @@ export interface OperationDefinition<TBody extends z.ZodType | undefined = z.Zod
    */
   readonly body?: TBody;
   /**
+   * zod schema of the URL parameters of a GET operation: an object with one string per query
+   * parameter and per `{param}` of {@link path}. A parameter given twice, or one the schema does not
+   * accept, is a 400 naming it. The handler receives the schema's output as its request. Give either
+   * `body` or `query`, not both; also the source of the OpenAPI `parameters`.
+   */
+  readonly query?: TBody;
+  /**
    * Message of the 400 for a body that is not a JSON object (empty, syntax error, array…), when the
    * CFSSL handler has its own text for it (`/sign`: `Unable to parse sign request`). Default: the
    * parser's own description (position of the syntax error, type found).
    */
   readonly invalidBodyMessage?: string;
+  /**
+   * True when the operation answers 404 for something the request names that does not exist (a
+   * certificate looked up by serial); the OpenAPI document then lists the 404.
+   */
+  readonly mayAnswerNotFound?: boolean;
   /** Worker tasks the handler runs; the server registers them with its pool. */
   readonly tasks?: readonly TaskDefinition[];
   /** One-line description (OpenAPI `summary`). */
@@ -112,6 +135,10 @@ export function defineOperation<TBody extends z.ZodType | undefined = undefined,
   if (definition.method !== 'GET' && definition.method !== 'POST') {
     throw new TypeError(`operation ${definition.name}: method must be GET or POST, got ${JSON.stringify(definition.method)}`);
   }
+  if (definition.body !== undefined && definition.query !== undefined) {
+    throw new TypeError(`operation ${definition.name}: give a body schema or a query schema, not both`);
+  }
+  if (definition.path !== undefined) compilePathTemplate(definition.path);
   return Object.freeze({ ...definition });
 }
 
@@ -128,4 +155,54 @@ export function collectTasks(operations: readonly AnyOperation[]): TaskDefinitio
     }
   }
   return [...tasks.values()];
+}
+
+/** A compiled {@link OperationDefinition.path}: its matcher and its parameter names in order. */
+export interface PathTemplate {
+  readonly template: string;
+  readonly parameters: readonly string[];
+  /** The decoded parameters when `path` matches, else `null`; a segment that is not valid percent-encoding is a match failure. */
+  match(path: string): Record<string, string> | null;
+}
+
+/**
+ * Compile a path template (`/api/v1/certsmith/certificates/{aki}/{serial}`). Literal segments are
+ * letters, digits, `.`, `_` and `-`; a parameter is a whole segment `{name}`.
+ * @throws TypeError for a template of any other shape (a wiring mistake, found at start-up).
+ */
+export function compilePathTemplate(template: string): PathTemplate {
+  const segments = template.split('/');
+  if (segments[0] !== '' || segments.length < 2) throw new TypeError(`operation path must start with "/", got ${JSON.stringify(template)}`);
+  const parameters: string[] = [];
+  const pattern = segments
+    .slice(1)
+    .map((segment) => {
+      const parameter = /^\{([a-z][a-z0-9_]*)\}$/.exec(segment);
+      if (parameter !== null) {
+        if (parameters.includes(parameter[1]!)) throw new TypeError(`operation path ${template} names {${parameter[1]}} twice`);
+        parameters.push(parameter[1]!);
+        return '([^/]+)';
+      }
+      if (!/^[A-Za-z0-9._-]+$/.test(segment)) throw new TypeError(`operation path ${template} has an invalid segment ${JSON.stringify(segment)}`);
+      return segment.replace(/\./g, '\\.');
+    })
+    .join('/');
+  const expression = new RegExp(`^/${pattern}$`);
+  return {
+    template,
+    parameters,
+    match(path) {
+      const found = expression.exec(path);
+      if (found === null) return null;
+      const values: Record<string, string> = {};
+      for (let index = 0; index < parameters.length; index += 1) {
+        try {
+          values[parameters[index]!] = decodeURIComponent(found[index + 1]!);
+        } catch {
+          return null;
+        }
+      }
+      return values;
+    },
+  };
 }
