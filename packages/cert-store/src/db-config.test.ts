@@ -30,6 +30,8 @@ describe('parseDbConfig', () => {
     expect(errorOf(() => parseDbConfig('null')).message).toBe('invalid db configuration');
     expect(errorOf(() => parseDbConfig(''))).toMatchObject({ code: 5200, message: 'failed to unmarshal configuration: unexpected end of JSON input' });
     expect(errorOf(() => parseDbConfig('x')).message).toBe("failed to unmarshal configuration: invalid character 'x' looking for beginning of value");
+    // The parser's text never quotes the file (it may hold a password).
+    expect(errorOf(() => parseDbConfig('{"driver":"postgres","data_source": postgres://u:hunter2@h/db}')).message).toBe("failed to unmarshal configuration: Unexpected token 'p'");
     expect(errorOf(() => parseDbConfig('{"driver":5,"data_source":"x"}')).message).toBe(
       'failed to unmarshal configuration: json: cannot unmarshal number into Go struct field DBConfig.driver of type string',
     );

@@ -45,7 +45,9 @@ function goSyntaxError(text: string, error: Error): string {
   const first = trimmed[0]!;
   if (!'{["-0123456789tfn'.includes(first)) return `invalid character ${goQuoteChar(first)} looking for beginning of value`;
   if (/Unexpected end of JSON input/i.test(error.message)) return 'unexpected end of JSON input';
-  return error.message;
+  // V8 quotes the text around the problem (`Unexpected token 'p', ..."_source": postgres:/"... is
+  // not valid JSON`), which can be part of a password: keep only what went wrong.
+  return error.message.replace(/,\s*(?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s, '');
 }
 
 function goQuoteChar(c: string): string {
