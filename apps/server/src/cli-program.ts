@@ -10,6 +10,8 @@ import { parseKeyPoolSizes } from '@certsmith/issuer';
 import type { LogLevel, MinTlsVersion } from '@certsmith/http-api';
 import { acceptGoFlagsEverywhere } from './go-flags.js';
 import { MAX_CONNECTIONS, MAX_TIMEOUT_MS, parseEndpointList } from './server-options.js';
+import { parseDurationMs, parseMigrationMode } from './store-settings.js';
+import type { MigrationMode } from '@certsmith/cert-store';
 import type { ServerOptionsInput } from './server-options.js';
 import { registerHsmCommand } from './hsm-command.js';
 import { registerBundleCommand } from './commands/bundle.js';
@@ -105,6 +107,11 @@ export function createProgram(handlers: CliHandlers): Command {
       'keep pre-generated keys ready, filled while workers are idle, each used once, never stored, e.g. rsa-2048=64,ecdsa-256=32 (default: none)',
       keyPoolParser,
     )
+    .option('--db-config <file>', 'CFSSL db-config file ({"driver": "sqlite3"|"postgres", "data_source": …}) of the certificate store (default: <data-dir>/certs.db, SQLite)')
+    .option('--no-store', 'record nothing: no certificate store, no certadd, certificate inventory or certinfo by serial')
+    .option('--db-migrations <mode>', 'what start-up does with pending store migrations: apply, check (refuse to start) or off (default: apply)', migrationModeParser)
+    .option('--tidy-interval <duration>', 'how often expired certificates are removed from the store, e.g. 1h; 0 turns it off (default: 1h)', durationParser)
+    .option('--tidy-buffer <duration>', 'how long past expiry a certificate stays in the store; revoked ones stay at least until expiry (default: 72h)', durationParser)
     .allowExcessArguments(false)
     .action(async (flags: ServeFlags) => {
       await handlers.serve(toServerOptionsInput(flags));
@@ -151,6 +158,26 @@ interface ServeFlags {
   metricsAddress?: string;
   allowPrivateNetworks?: boolean;
   keyPool?: Record<string, number>;
+  dbConfig?: string;
+  /** false with `--no-store` (commander's negated option, true otherwise). */
+  store?: boolean;
+  dbMigrations?: MigrationMode;
+  tidyInterval?: number;
+  tidyBuffer?: number;
+}
+
+/** `--db-migrations` value. */
+function migrationModeParser(value: string): MigrationMode {
+  const mode = parseMigrationMode(value);
+  if (mode === null) throw new InvalidArgumentError('expected apply, check or off');
+  return mode;
+}
+
+/** A Go duration (`90m`, `1h`, `72h`) → milliseconds. */
+function durationParser(value: string): number {
+  const ms = parseDurationMs(value);
+  if (ms === null) throw new InvalidArgumentError('expected a duration such as 30m, 1h or 72h');
+  return ms;
 }
 
 /** `--key-pool` value → sizes; a usage error (exit 1) naming the bad entry otherwise. */
@@ -191,5 +218,12 @@ function toServerOptionsInput(flags: ServeFlags): ServerOptionsInput {
   if (flags.metricsAddress !== undefined) input.metricsAddress = flags.metricsAddress;
   if (flags.allowPrivateNetworks === true) input.allowPrivateNetworks = true;
   if (flags.keyPool !== undefined) input.keyPool = flags.keyPool;
+  const store: NonNullable<ServerOptionsInput['store']> = {};
+  if (flags.store === false) store.enabled = false;
+  if (flags.dbConfig !== undefined) store.dbConfigFile = flags.dbConfig;
+  if (flags.dbMigrations !== undefined) store.migrations = flags.dbMigrations;
+  if (flags.tidyInterval !== undefined) store.tidyIntervalMs = flags.tidyInterval;
+  if (flags.tidyBuffer !== undefined) store.tidyBufferMs = flags.tidyBuffer;
+  if (Object.keys(store).length > 0) input.store = store;
   return input;
 }

@@ -27,6 +27,8 @@ import { parseCidr } from '@certsmith/chain-builder';
 import { ConfigReport, defaultSigningPolicy, describeProblem, formatPath, readSigningPolicy, readSigningPolicyFile } from '@certsmith/issuer';
 import type { AuthKey, ConfigProblem, ConfigWarning, SigningPolicy, SigningPolicyOptions, SigningProfile } from '@certsmith/issuer';
 import { ConfigFileError } from './errors.js';
+import { readStoreConfigSection } from './store-settings.js';
+import type { StoreConfigSection } from './store-settings.js';
 
 /** One `signers` entry, checked. */
 export interface SignerConfig {
@@ -58,6 +60,8 @@ export interface ServerConfig {
   allowCidrs: string[];
   /** Keys accepted that do nothing the author may expect; `certsmith serve` logs them at start-up. */
   warnings: ConfigWarning[];
+  /** Top-level `"db_config"` and `"store"`: the certificate store (see `store-settings.ts`). */
+  store: StoreConfigSection;
 }
 
 /** What the file is read for: `serve` adds the rules of a running server (see {@link checkServeRules}). */
@@ -77,7 +81,7 @@ export interface LoadServerConfigOptions {
 const LABEL = /^[\w.-]{1,64}$/;
 const ENTRY_KEYS = new Set(['plugin', 'options', 'signing', 'config']);
 /** Top-level keys certsmith adds to CFSSL's format. */
-const OWN_KEYS = ['signers', 'allowPrivateNetworks', 'allowCidrs'];
+const OWN_KEYS = ['signers', 'allowPrivateNetworks', 'allowCidrs', 'db_config', 'store'];
 
 function typeName(value: unknown): string {
   if (value === null) return 'null';
@@ -97,7 +101,7 @@ function goMember(record: Record<string, unknown>, name: string): unknown {
 
 /** The defaults without a file. */
 function noFile(options: LoadServerConfigOptions): ServerConfig {
-  return { file: null, dir: resolve(options.cwd ?? process.cwd()), policy: defaultSigningPolicy(), signers: [], allowPrivateNetworks: false, allowCidrs: [], warnings: [] };
+  return { file: null, dir: resolve(options.cwd ?? process.cwd()), policy: defaultSigningPolicy(), signers: [], allowPrivateNetworks: false, allowCidrs: [], warnings: [], store: {} };
 }
 
 /**
@@ -154,6 +158,7 @@ export async function readServerConfig(file: string, options: LoadServerConfigOp
   // CFSSL's DefaultConfig, as `cfssl serve` without `-config`.
   const policy = readSigningPolicy(raw, { ...policyOptions, signingOptional: hasSigners, ownKeys: OWN_KEYS }, report);
   const network = readNetworkAllowance(raw, report);
+  const store = await readStoreConfigSection(dir, raw, options.env ?? process.env, report);
   const shared = sharedSections(raw);
 
   const signers: SignerConfig[] = [];
@@ -168,7 +173,7 @@ export async function readServerConfig(file: string, options: LoadServerConfigOp
       }
     }
   }
-  const config: ServerConfig = { file: path, dir, policy: policy ?? defaultSigningPolicy(), signers, ...network, warnings: report.warnings };
+  const config: ServerConfig = { file: path, dir, policy: policy ?? defaultSigningPolicy(), signers, ...network, warnings: report.warnings, store };
   if (options.purpose === 'serve') checkServeRules(config, report);
   return config;
 }

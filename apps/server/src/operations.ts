@@ -8,13 +8,23 @@
  * `sign` only when some profile (of any label's policy) has no `auth_key`; `authsign` only when some
  * profile has one. A disabled endpoint is simply not registered (404), and the reason is logged.
  *
+ * With a certificate store (the default; `--no-store` turns it off): `certadd`, certinfo by serial,
+ * and the inventory (`certificates`, `certificate` under `/api/v1/certsmith/`), all reaching the
+ * store through {@link ServerServices.store}.
+ *
  * Then the operator's controls apply ({@link applyEndpointControls}): `--disable a,b` removes
- * endpoints by bare name, as `cfssl serve -disable` (404; `health` cannot be disabled), and
+ * endpoints by bare name, as `cfssl serve -disable` (404; `health` cannot be disabled;
+ * `certificates` also removes the single-certificate lookup: the whole inventory), and
  * `--require-auth newcert,sign` makes those answer every request 400 `authentication required`, so
  * the only issuing path left is `authsign` (HMAC token per profile).
  */
 import { bundleContextConfig } from '@certsmith/bundler';
+import type { Store } from '@certsmith/cert-store';
 import {
+  createCertaddOperation,
+  createGetCertificateOperation,
+  createListCertificatesOperation,
+  storeForRequests,
   createCertinfoOperation,
   createAuthsignOperation,
   createBundleOperation,
@@ -27,6 +37,7 @@ import {
 import type { AnyOperation, HealthContributor, IssueOperationOptions, Logger, SignerDirectory } from '@certsmith/http-api';
 import { policyHasAuthenticatedProfiles, policyHasUnauthenticatedProfiles } from '@certsmith/issuer';
 import { BadRequestError } from '@certsmith/x509-core';
+import { pino } from 'pino';
 import type { ServerOptions } from './server-options.js';
 
 /** Services the operations depend on, built by `startServer`. */
@@ -39,7 +50,20 @@ export interface ServerServices {
   logger?: Logger;
   /** Channel the bundling workers post AIA fetch counts on (`ServerMetrics.workerMetricsChannel`); absent = not counted. */
   metricsChannel?: string;
+  /**
+   * The certificate store as the server opened it; absent (`--no-store`): nothing is recorded and
+   * the store endpoints are not served. Operations get it wrapped by `storeForRequests` (an
+   * unreachable database answers 503 + `Retry-After` with a fixed message; the driver's text goes to
+   * the log).
+   */
+  store?: Store;
 }
+
+/** `--disable` names that stand for several operations. */
+const DISABLE_GROUPS: Readonly<Record<string, readonly string[]>> = {
+  // The inventory is one feature: the list and the single lookup go together.
+  certificates: ['certificates', 'certificate'],
+};
 
 /**
  * The trust files newcert/sign bundle with when asked (`"bundle": true`), or `null`: as `cfssl
@@ -71,10 +95,10 @@ export function applyEndpointControls(
   options: Pick<ServerOptions, 'disable' | 'requireAuth'>,
   logger?: Logger,
 ): AnyOperation[] {
-  const disabled = new Set(options.disable ?? []);
+  const disabled = new Set((options.disable ?? []).flatMap((name) => DISABLE_GROUPS[name] ?? [name]));
   const served = new Set(operations.map((operation) => operation.name));
-  for (const name of disabled) {
-    if (served.has(name)) logger?.info({ endpoint: name }, `endpoint '${name}' is explicitly disabled (--disable)`);
+  for (const name of new Set(options.disable ?? [])) {
+    if (served.has(name) || DISABLE_GROUPS[name]?.some((member) => served.has(member))) logger?.info({ endpoint: name }, `endpoint '${name}' is explicitly disabled (--disable)`);
     else logger?.info({ endpoint: name }, `--disable ${name}: certsmith does not serve '${name}' here; nothing to disable`);
   }
   const requireAuth = new Set(options.requireAuth ?? []);
@@ -99,12 +123,18 @@ export function applyEndpointControls(
 }
 
 async function buildServedOperations(options: ServerOptions, services: ServerServices): Promise<AnyOperation[]> {
+  const store = services.store === undefined ? undefined : storeForRequests(services.store, services.logger ?? silentLogger());
   const operations: AnyOperation[] = [
     createHealthOperation({ contributors: services.healthContributors ?? [] }),
-    createCertinfoOperation(options),
+    createCertinfoOperation({ ...options, store }),
     newkeyOperation,
     createBundleOperation({ ...options, metricsChannel: services.metricsChannel }),
   ];
+  if (store !== undefined) {
+    operations.push(createCertaddOperation({ store }), createListCertificatesOperation({ store }), createGetCertificateOperation({ store }));
+  } else {
+    services.logger?.info({ endpoints: ['certadd', 'certificates', 'certificate'] }, 'no certificate store: certadd, the certificate inventory and certinfo by serial are not available');
+  }
   const signers = services.signers;
   if (signers === undefined) return operations;
 
@@ -122,4 +152,8 @@ async function buildServedOperations(options: ServerOptions, services: ServerSer
     services.logger?.info({ endpoint: 'authsign' }, "endpoint 'authsign' is disabled: no signing profile has an auth_key");
   }
   return operations;
+}
+
+function silentLogger(): Logger {
+  return pino({ level: 'silent' });
 }

@@ -11,6 +11,8 @@ import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_MAX_BODY_B
 import type { LogLevel, MinTlsVersion } from '@certsmith/http-api';
 import { ErrorCode } from '@certsmith/x509-core';
 import { FILE_FLAG_CODES, ServerOptionError } from './errors.js';
+import { resolveStoreFlags } from './store-settings.js';
+import type { StoreFlags } from './store-settings.js';
 
 /** Resolved, validated server configuration. File paths are absolute. */
 export interface ServerOptions {
@@ -82,6 +84,11 @@ export interface ServerOptions {
    * split evenly over the workers and filled while they are idle. Empty: no pool.
    */
   keyPool: Record<string, number>;
+  /**
+   * The certificate store flags (`--db-config`, `--no-store`, `--db-migrations`, `--tidy-interval`,
+   * `--tidy-buffer`); unset ones come from the config file, then the defaults (`store-settings.ts`).
+   */
+  store: StoreFlags;
 }
 
 /** Input to {@link resolveServerOptions}: any subset; relative paths resolve against the cwd. */
@@ -166,6 +173,7 @@ export async function resolveServerOptions(
     allowPrivateNetworks: input.allowPrivateNetworks === true,
     allowCidrs: [...(input.allowCidrs ?? [])],
     keyPool: { ...(input.keyPool ?? {}) },
+    store: resolveStoreFlags(input.store),
   };
   checkInteger('--port', options.port, 0, 65_535);
   checkInteger('--workers', options.workers, 1, 1024);

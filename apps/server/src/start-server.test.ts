@@ -40,7 +40,7 @@ describe('startServer', () => {
     expect((lines.find((line) => line['msg'] === 'listening')!['operations'] as string[]).includes('authsign')).toBe(false);
 
     const health = await fetch(`${server.url}/api/v1/cfssl/health`);
-    expect(await health.json()).toEqual({ success: true, result: { healthy: true, signers: { default: { healthy: true } } }, errors: [], messages: [] });
+    expect(await health.json()).toEqual({ success: true, result: { healthy: true, signers: { default: { healthy: true } }, store: { healthy: true, driver: 'sqlite3' } }, errors: [], messages: [] });
     const certinfo = await fetch(`${server.url}/api/v1/cfssl/certinfo`, { method: 'POST', body: '{"certificate":"junk"}' });
     expect(await certinfo.json()).toMatchObject({ errors: [{ code: 1002 }] });
 

@@ -18,11 +18,13 @@ import {
   createMetricsServer,
   createOpenApiRoute,
   createServerMetrics,
+  watchCertificateStore,
   METRICS_PATH,
   workerKeyPoolInit,
   workerSignersInit,
 } from '@certsmith/http-api';
 import type { AnyOperation, WorkerPool, ApiTlsConfig, Logger, RawRoute, ServerMetrics, SignerDirectory, TlsConfigField } from '@certsmith/http-api';
+import type { Store } from '@certsmith/cert-store';
 import type { Server } from 'node:http';
 import { bundleContextConfig, bundleWarmUpTask, warmUpBundleWorkers } from '@certsmith/bundler';
 import { setFlagsFromString } from 'node:v8';
@@ -37,6 +39,9 @@ import type { TrustSummary } from './trust-check.js';
 import { parseHostPort, resolveServerOptions } from './server-options.js';
 import type { ServerOptions, ServerOptionsInput } from './server-options.js';
 import { loadSignerRegistry } from './signer-registry.js';
+import { openServerStore, scheduleTidy, storeHealthContributor } from './server-store.js';
+import type { OpenedStore, TidySchedule } from './server-store.js';
+import { storeSettings } from './store-settings.js';
 
 /** Options of {@link startServer}: server options plus embedding hooks. */
 export interface StartServerOptions extends ServerOptionsInput {
@@ -65,16 +70,23 @@ export interface RunningServer {
   /** Where `/metrics` is served: `<url>/metrics`, or on `--metrics-address`. */
   readonly metricsUrl: string;
   /**
+   * The certificate store (`null` with `--no-store`): every issued certificate is recorded in it
+   * before it is returned. Open until {@link RunningServer.close} has finished; requests that need
+   * it answer 503 + `Retry-After` while the database is unreachable.
+   */
+  readonly store: Store | null;
+  /**
    * Stop accepting connections, let in-flight requests finish (up to `shutdownTimeoutMs`), then stop
-   * the worker pool. Safe to call more than once.
+   * the worker pool, close the signers and the certificate store. Safe to call more than once.
    */
   close(): Promise<void>;
 }
 
 /**
  * Start a server. Rejects before listening with a coded error: `ServerOptionError` for bad options
- * (CLI exit 1), `ConfigFileError` / `SignerLoadError` when the config file or a signer cannot be
- * loaded (CLI exit 2), or the listen error. Signers are created here, on the main thread.
+ * (CLI exit 1), `ConfigFileError` / `SignerLoadError` / `StoreStartError` when the config file, a
+ * signer or the certificate store cannot be loaded (CLI exit 2), or the listen error. Signers are
+ * created here, on the main thread.
  */
 export async function startServer(input: StartServerOptions = {}): Promise<RunningServer> {
   turnOffPretenuring();
@@ -98,6 +110,23 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
   if (options.allowPrivateNetworks) {
     logger.warn('request-driven fetches (AIA, domain bundling) may reach private and loopback addresses (--allow-private-networks)');
   }
+  // The certificate store before the signers: a database that cannot be reached stops start-up
+  // before an HSM session is opened.
+  const plan = storeSettings(options.store, config.store, options.dataDir);
+  let opened: OpenedStore | null = null;
+  if (plan.enabled) {
+    opened = await openServerStore(plan);
+    logger.info({ store: { driver: opened.config.driver, location: opened.location, from: plan.source, migrations: plan.migrations } }, 'certificate store opened');
+  } else {
+    logger.warn({ store: false, why: plan.why }, 'no certificate store: issued certificates are not recorded');
+  }
+  const closeStore = async (): Promise<void> => {
+    try {
+      await opened?.store.close();
+    } catch (error) {
+      logger.warn({ err: error }, 'closing the certificate store failed');
+    }
+  };
   // One registry per server instance, made before the signers so their lifecycle events (HSM
   // session recoveries) are counted from the start. Operations get signers whose calls are counted;
   // health probes go to the signers themselves.
@@ -107,9 +136,11 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
     registry = await loadSignerRegistry({ options, config, logger, onSignerEvent: (event, signer) => metrics.observeSignerEvent(event, signer), ...(env ? { env } : {}) });
   } catch (error) {
     metrics.close();
+    await closeStore();
     throw error;
   }
   const signers = metrics.instrumentSignerDirectory(registry.directory);
+  const storeMetrics = opened === null ? undefined : watchCertificateStore(metrics.registry, { store: opened.store, signers: registry.directory.entries });
 
   let pool;
   let warmUp = false;
@@ -120,9 +151,10 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
   try {
     const builtIn = await buildOperations(options, {
       signers,
-      healthContributors: [registry.healthContributor],
+      healthContributors: opened === null ? [registry.healthContributor] : [registry.healthContributor, storeHealthContributor(opened.store)],
       logger,
       metricsChannel: metrics.workerMetricsChannel,
+      ...(opened === null ? {} : { store: opened.store }),
     });
     // `--disable` applies to embedded operations too (built-ins were filtered by buildOperations).
     const extras = (extraOperations ?? []).filter((operation) => !options.disable.includes(operation.name));
@@ -142,6 +174,7 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
   } catch (error) {
     await registry.close();
     metrics.close();
+    await closeStore();
     throw error;
   }
   let metricsServer: Server | null = null;
@@ -180,6 +213,7 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
     await pool.close();
     await registry.close();
     metrics.close();
+    await closeStore();
     throw error;
   }
   const httpServer = server;
@@ -198,10 +232,17 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
       operations: operations.map((o) => o.name),
       metrics: metricsUrl,
       ecdsaKeys: ecdsaKeys.backend,
+      store: opened === null ? false : opened.config.driver,
       tls: tls === undefined ? false : { minVersion: options.minTlsVersion, mutualTls: tls.clientCa !== undefined, clientCn: options.mutualTlsCn ?? null },
     },
     'listening',
   );
+
+  // Scheduled tidy: each instance runs its own (safe on a shared database, see scheduleTidy).
+  const tidy: TidySchedule | null =
+    opened !== null && plan.enabled && plan.tidyIntervalMs > 0
+      ? scheduleTidy(opened.store, { intervalMs: plan.tidyIntervalMs, bufferMs: plan.tidyBufferMs, logger, ...(storeMetrics === undefined ? {} : { metrics: storeMetrics }) })
+      : null;
 
   let closing: Promise<void> | null = null;
   return {
@@ -213,6 +254,7 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
     signers: registry.directory,
     metrics,
     metricsUrl,
+    store: opened?.store ?? null,
     close() {
       closing ??= (async () => {
         shuttingDown = true;
@@ -223,6 +265,9 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
         await pool.close();
         // After the pool: no request can reach a signer any more (HSM sessions, remote pools).
         await registry.close();
+        // Last: every request has finished, so every record it waited for is committed.
+        await tidy?.stop();
+        await closeStore();
         metrics.close();
         logger.info('stopped');
       })();
