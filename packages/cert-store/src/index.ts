@@ -33,6 +33,8 @@ export type {
 } from './model.js';
 export { serialToDecimal, normaliseAuthorityKeyId } from './certificate-row.js';
 export { iterateCertificates, iterateOcspResponses } from './iterate.js';
+export { certificateRecordJson, formatGoTime } from './record-json.js';
+export type { CertificateRecordJson } from './record-json.js';
 export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './cursor.js';
 export { DEFAULT_TIDY_BUFFER_MS, DEFAULT_EXPIRING_WINDOW_MS, DEFAULT_CHANGE_RETENTION_MS } from './store-helpers.js';
 export {

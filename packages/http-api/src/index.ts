@@ -137,7 +137,7 @@ export {
 export type { CertificatesOperationOptions } from './store/certificates-operations.js';
 export { storedCertificateSchema, certificateListResultSchema, toStoredCertificate } from './store/stored-certificate.js';
 export type { StoredCertificate, CertificateListResult } from './store/stored-certificate.js';
-export { parseRfc3339, formatRfc3339 } from './store/rfc3339.js';
+export { parseRfc3339 } from './store/rfc3339.js';
 export type { Rfc3339Time } from './store/rfc3339.js';
 export { watchCertificateStore, DEFAULT_COUNT_REFRESH_MS, OTHER_LABEL_VALUE } from './store/store-metrics.js';
 export type { CertificateStoreMetrics, CertificateStoreMetricsOptions, CaSignerSource } from './store/store-metrics.js';

@@ -1,7 +1,7 @@
 /**
- * RFC 3339 timestamps as Go reads and writes them: CFSSL's certadd decodes its time fields with
- * `time.Time.UnmarshalJSON` (layout `2006-01-02T15:04:05Z07:00`), and the inventory endpoints take
- * and give the same form.
+ * RFC 3339 timestamps as Go reads them: CFSSL's certadd decodes its time fields with
+ * `time.Time.UnmarshalJSON` (layout `2006-01-02T15:04:05Z07:00`), and the inventory's filters take
+ * the same form.
  */
 
 /** A parsed timestamp. */
@@ -54,13 +54,4 @@ export function parseRfc3339(text: string): Rfc3339Time | null {
     date.setTime(exact.getTime() - offsetMinutes * 60_000);
   }
   return { date, utc: zone === 'Z', fractional: /[1-9]/.test(fraction) };
-}
-
-/**
- * A time as Go's `time.Time.MarshalJSON` writes a UTC time: `2027-11-25T23:22:00Z`, with the
- * fraction only when it is not zero (`…:00.25Z`).
- */
-export function formatRfc3339(date: Date): string {
-  const iso = date.toISOString();
-  return iso.endsWith('.000Z') ? `${iso.slice(0, -5)}Z` : iso.replace(/0+Z$/, 'Z');
 }

@@ -3,29 +3,14 @@
  * (`serial_number`, `authority_key_identifier`, `ca_label`…, as certadd takes them), times in RFC
  * 3339 UTC, and `null` for "not revoked" and for times CFSSL 1.2.0 did not record.
  */
-import type { CertificateRecord } from '@certsmith/cert-store';
+import { certificateRecordJson } from '@certsmith/cert-store';
+import type { CertificateRecord, CertificateRecordJson } from '@certsmith/cert-store';
 import * as z from 'zod';
 import { schemaMatches } from '../schema-types.js';
 import type { SameShape } from '../schema-types.js';
-import { formatRfc3339 } from './rfc3339.js';
 
-/** One stored certificate as the API returns it. */
-export interface StoredCertificate {
-  serial_number: string;
-  authority_key_identifier: string;
-  ca_label: string;
-  status: string;
-  reason: number;
-  expiry: string | null;
-  revoked_at: string | null;
-  issued_at: string | null;
-  not_before: string | null;
-  common_name: string | null;
-  sans: string[];
-  metadata: unknown;
-  /** Present when asked for (`include_pem=true` on the list; always on a single certificate). */
-  pem?: string;
-}
+/** One stored certificate as the API returns it (the store's JSON form of a row). */
+export type StoredCertificate = CertificateRecordJson;
 
 /** The list result. */
 export interface CertificateListResult {
@@ -62,23 +47,7 @@ export const certificateListResultSchema = z.object({
 schemaMatches<SameShape<z.output<typeof storedCertificateSchema>, StoredCertificate>>(true);
 schemaMatches<SameShape<z.output<typeof certificateListResultSchema>, CertificateListResult>>(true);
 
-const timeText = (date: Date | null): string | null => (date === null ? null : formatRfc3339(date));
-
 /** The API form of a store row; the PEM only when `withPem`. */
 export function toStoredCertificate(record: CertificateRecord, withPem: boolean): StoredCertificate {
-  return {
-    serial_number: record.serial,
-    authority_key_identifier: record.authorityKeyId,
-    ca_label: record.label,
-    status: record.status,
-    reason: record.reason,
-    expiry: timeText(record.expiry),
-    revoked_at: timeText(record.revokedAt),
-    issued_at: timeText(record.issuedAt),
-    not_before: timeText(record.notBefore),
-    common_name: record.commonName,
-    sans: record.sans,
-    metadata: record.metadata,
-    ...(withPem ? { pem: record.pem } : {}),
-  };
+  return certificateRecordJson(record, withPem);
 }
