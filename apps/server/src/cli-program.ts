@@ -17,6 +17,8 @@ import { registerHsmCommand } from './hsm-command.js';
 import { registerBundleCommand } from './commands/bundle.js';
 import { registerCertinfoCommand } from './commands/certinfo.js';
 import { registerConfigCommand } from './commands/config-check.js';
+import { registerCertsCommand } from './commands/certs.js';
+import { registerDbCommand } from './commands/db.js';
 import { registerGencertCommand } from './commands/gencert.js';
 import { registerGenkeyCommand } from './commands/genkey.js';
 import { registerSignCommand } from './commands/sign.js';
@@ -125,6 +127,8 @@ export function createProgram(handlers: CliHandlers): Command {
   registerCertinfoCommand(program);
   registerSplitCommand(program);
   registerConfigCommand(program);
+  registerCertsCommand(program);
+  registerDbCommand(program);
   // One Go-style flag shim for every command, applied here so that none is left out.
   return acceptGoFlagsEverywhere(program);
 }
