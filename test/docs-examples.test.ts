@@ -71,11 +71,16 @@ afterAll(async () => {
   await scratch?.cleanup();
 });
 
+/** The path and item of the operation with this `operationId` (`/api/v1/cfssl/<op>`, or its own path). */
+function documentedOperation(operation: string): [string, Record<string, { operationId?: string; responses: Record<string, { $ref?: string }> }>] | undefined {
+  return Object.entries(document.paths).find(([, item]) => Object.values(item).some((spec) => (spec as { operationId?: string }).operationId === operation)) as never;
+}
+
 function expectDocumentedResponse(operation: string, status: string, value: unknown, where: string): void {
-  const path = `/api/v1/cfssl/${operation}`;
-  const item = document.paths[path];
-  expect(item, `${where}: ${path} is not served`).toBeDefined();
-  const [method, spec] = Object.entries(item!)[0]!;
+  const found = documentedOperation(operation);
+  expect(found, `${where}: ${operation} is not served`).toBeDefined();
+  const [path, item] = found!;
+  const [method, spec] = Object.entries(item)[0]!;
   const response = spec.responses[status];
   expect(response, `${where}: ${operation} documents no ${status}`).toBeDefined();
   const pointer = response!.$ref ?? `#/paths/${path.replace(/\//g, '~1')}/${method}/responses/${status}`;
@@ -155,16 +160,19 @@ describe('docs/api.md examples', () => {
   it('has a run example and a response example for every endpoint the server describes', () => {
     const runs = blocks.filter((block) => kind(block) === 'run').map((block) => block.body).join('\n');
     const responses = new Set(blocks.flatMap((block) => (has(block, 'response') ? [has(block, 'response')![1]] : [])));
-    for (const path of Object.keys(document.paths)) {
-      expect(runs, `no run example for ${path}`).toContain(path);
-      const operation = /^\/api\/v1\/cfssl\/([a-z_]+)$/.exec(path)?.[1];
-      if (operation !== undefined) expect(responses.has(operation), `no response example for ${operation}`).toBe(true);
+    for (const [path, item] of Object.entries(document.paths)) {
+      // A path template's `{param}` stands for whatever the example puts there.
+      const pattern = new RegExp(path.split(/\{[a-z_]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('[^/?\\n]+'));
+      expect(pattern.test(runs), `no run example for ${path}`).toBe(true);
+      const operation = (Object.values(item)[0] as { operationId?: string }).operationId;
+      const envelope = path.startsWith('/api/v1/cfssl/') || path.startsWith('/api/v1/certsmith/');
+      if (envelope && operation !== undefined && !['openapi', 'metrics'].includes(operation)) expect(responses.has(operation), `no response example for ${operation}`).toBe(true);
     }
   });
 
   it('lists only metrics the server exports, and all of its own', async () => {
     const exported = new Set([...(await (await fetch(`${server.url}/metrics`)).text()).matchAll(/^# TYPE (\S+) /gm)].map((match) => match[1]!));
-    const listed = new Set([...PAGE.matchAll(/`(certsmith_[a-z_]+)`/g)].map((match) => match[1]!));
+    const listed = new Set([...PAGE.matchAll(/`(certsmith_[a-z0-9_]+)`/g)].map((match) => match[1]!));
     expect([...listed].filter((name) => !exported.has(name))).toEqual([]);
     expect([...exported].filter((name) => name.startsWith('certsmith_') && !listed.has(name))).toEqual([]);
   });

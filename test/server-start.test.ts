@@ -63,9 +63,9 @@ describe('certsmith serve', () => {
     const response = await fetch(`${server.url}/api/v1/cfssl/health`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/json');
-    // CFSSL answers {"healthy":true}; certsmith keeps that key and adds the state of each signer.
+    // CFSSL answers {"healthy":true}; certsmith keeps that key and adds the state of each signer and of the store.
     expect(await response.text()).toBe(
-      '{"success":true,"result":{"healthy":true,"signers":{"default":{"healthy":true}}},"errors":[],"messages":[]}\n',
+      '{"success":true,"result":{"healthy":true,"signers":{"default":{"healthy":true}},"store":{"healthy":true,"driver":"sqlite3"}},"errors":[],"messages":[]}\n',
     );
 
     server.child.kill('SIGTERM');
