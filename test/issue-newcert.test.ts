@@ -226,6 +226,6 @@ describe('info and health', () => {
 
   it('reports the signers in health', async () => {
     const response = await fetch(`${server.url}/api/v1/cfssl/health`);
-    expect(await response.json()).toEqual({ success: true, result: { healthy: true, signers: { default: { healthy: true } } }, errors: [], messages: [] });
+    expect(await response.json()).toEqual({ success: true, result: { healthy: true, signers: { default: { healthy: true } }, store: { healthy: true, driver: 'sqlite3' } }, errors: [], messages: [] });
   });
 });

@@ -218,6 +218,6 @@ describe('info and health per label', () => {
 
   it('lists every label in health', async () => {
     const body = (await (await fetch(`${server.url}/api/v1/cfssl/health`)).json()) as { result: unknown };
-    expect(body.result).toEqual({ healthy: true, signers: { default: { healthy: true }, a: { healthy: true }, b: { healthy: true } } });
+    expect(body.result).toEqual({ healthy: true, signers: { default: { healthy: true }, a: { healthy: true }, b: { healthy: true } }, store: { healthy: true, driver: 'sqlite3' } });
   });
 });

@@ -62,6 +62,7 @@ describe('loading plugins', () => {
           defined: { healthy: true },
           local: { healthy: true },
         },
+        store: { healthy: true, driver: 'sqlite3' },
       });
       const loaded = server.lines.map(parseLogLine).filter((line) => line?.['msg'] === 'signer loaded');
       expect(loaded.map((line) => [line!['signer'], line!['resolvedFrom']])).toEqual([
