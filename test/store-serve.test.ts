@@ -8,7 +8,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
-import { serialToDecimal } from '@certsmith/cert-store';
+import { loadDbConfigFile, openStore, serialToDecimal } from '@certsmith/cert-store';
 import { TestPki } from '@certsmith/test-pki';
 import { toHex } from '@certsmith/x509-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -102,7 +102,8 @@ describe('serve -db-config with PostgreSQL', () => {
       }
       const health = await call('/api/v1/cfssl/health');
       expect(health.status).toBe(200);
-      expect(health.body.result).toMatchObject({ healthy: false, store: { healthy: false, driver: 'postgres' } });
+      // Shown, but the instance stays in the load balancer: every instance shares this database.
+      expect(health.body.result).toMatchObject({ healthy: true, store: { healthy: false, driver: 'postgres', message: 'the certificate store is unavailable' } });
       // Bundling and issuing do not need the store's reads: the server stays up.
       expect((await call('/api/v1/cfssl/certinfo', { certificate: imported.pem })).status).toBe(200);
     } finally {
@@ -126,6 +127,27 @@ describe('serve -db-config with PostgreSQL', () => {
     await server.waitForLine((line) => line.includes('certificate store unavailable'));
     expect(server.lines.join('\n')).not.toContain(PASSWORD);
     expect(server.stderr()).not.toContain(PASSWORD);
+  });
+});
+
+describe('tidy from several instances on one database', () => {
+  it('removes each expired certificate once between runs that overlap, and nothing else', async () => {
+    const config = await loadDbConfigFile(dbConfigFile);
+    const [first, second] = await Promise.all([openStore(config), openStore(config)]);
+    try {
+      const expired = Array.from({ length: 40 }, (_, index) => pki.leaf(`expired-${index}.example`, root, { key: 'ecdsa-p256', notBefore: pki.days(-90), notAfter: pki.days(-10 - index) }));
+      const current = pki.leaf('current.example', root, { key: 'ecdsa-p256', notAfter: pki.days(30) });
+      const revoked = pki.leaf('revoked-recent.example', root, { key: 'ecdsa-p256', notBefore: pki.days(-30), notAfter: pki.days(-1) });
+      await Promise.all([...expired, current, revoked].map((certificate) => first.recordCertificate({ certificate: certificate.pem, label: 'tidy' })));
+      await first.revokeCertificate(serialToDecimal(revoked.serialHex.toLowerCase()), aki, 1);
+      // Small batches so the two runs interleave; a 3-day buffer keeps the revoked one (expired 1 day ago).
+      const results = await Promise.all([first.tidy({ bufferMs: 72 * 3_600_000, batchSize: 3 }), second.tidy({ bufferMs: 72 * 3_600_000, batchSize: 3 })]);
+      expect(results[0]!.certificates + results[1]!.certificates).toBe(40);
+      const left = await first.listCertificates({ label: 'tidy' });
+      expect(left.certificates.map((row) => row.commonName).sort()).toEqual(['current.example', 'revoked-recent.example']);
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+    }
   });
 });
 

@@ -66,7 +66,12 @@ function startError(what: string, error: unknown): StoreStartError {
 /** Longest `/health` waits for the store to answer. */
 const HEALTH_TIMEOUT_MS = 2_000;
 
-/** `/health` contributor `store: {healthy, driver}`; an unreachable store makes the server unhealthy. */
+/**
+ * `/health` contributor `store: {healthy, driver}`. An unreachable store is shown but leaves the
+ * server's `healthy` alone: instances sharing one database would all fail their health checks at
+ * once and leave the load balancer, turning the coded 503s clients can retry into the balancer's own
+ * errors — and bundling still works. Alert on `certsmith_certificate_store_up` instead.
+ */
 export function storeHealthContributor(store: Store): HealthContributor {
   return {
     key: 'store',
@@ -79,9 +84,9 @@ export function storeHealthContributor(store: Store): HealthContributor {
             timer = setTimeout(() => resolve(false), HEALTH_TIMEOUT_MS);
           }),
         ]);
-        return answered ? { healthy: true, detail: { healthy: true, driver: store.driver } } : { healthy: false, detail: { healthy: false, driver: store.driver, message: `no answer within ${HEALTH_TIMEOUT_MS} ms` } };
+        return answered ? { healthy: true, detail: { healthy: true, driver: store.driver } } : { healthy: true, detail: { healthy: false, driver: store.driver, message: `no answer within ${HEALTH_TIMEOUT_MS} ms` } };
       } catch {
-        return { healthy: false, detail: { healthy: false, driver: store.driver, message: 'the certificate store is unavailable' } };
+        return { healthy: true, detail: { healthy: false, driver: store.driver, message: 'the certificate store is unavailable' } };
       } finally {
         clearTimeout(timer);
       }
