@@ -11,6 +11,7 @@ import { TestPki } from '@certsmith/test-pki';
 import { toHex } from '@certsmith/x509-core';
 import { Command, CommanderError } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerCertinfoCommand } from './certinfo.js';
 import { registerCertsCommand } from './certs.js';
 import type { CommandIo } from './common.js';
 import { registerDbCommand } from './db.js';
@@ -32,6 +33,7 @@ async function cli(args: string[]): Promise<{ out: string; err: string; code: nu
   const program = new Command().exitOverride().configureOutput({ writeErr: (text) => void (err += text), writeOut: (text) => void (out += text) });
   registerCertsCommand(program, io);
   registerDbCommand(program, io);
+  registerCertinfoCommand(program, io);
   try {
     await program.parseAsync(args, { from: 'user' });
   } catch (error) {
@@ -127,6 +129,16 @@ describe('certsmith db and certs', () => {
     it('certs export prints PEMs: one by serial and AKI, or all the filters match', async () => {
       expect((await cli(['certs', 'export', '--serial', serialOf(soon.serialHex), '--aki', aki])).out).toBe(soon.pem);
       expect((await cli(['certs', 'export', '--label', 'default'])).out).toBe(gone.pem + soon.pem);
+    });
+
+    it('certinfo -serial -aki -db-config describes a recorded certificate, as cfssl certinfo', async () => {
+      await writeFile(join(dir, 'default-db.json'), JSON.stringify({ driver: 'sqlite3', data_source: join(dir, 'xdg', 'certsmith', 'certs.db') }));
+      const described = await cli(['certinfo', '-serial', serialOf(later.serialHex), '-aki', aki.toUpperCase(), '-db-config', 'default-db.json']);
+      expect(JSON.parse(described.out)).toMatchObject({ serial_number: serialOf(later.serialHex), subject: { common_name: 'later.example' }, sans: ['later.example', 'www.later.example'] });
+      const unknown = await cli(['certinfo', '-serial', '1', '-aki', aki, '-db-config', 'default-db.json']);
+      expect(unknown.code).toBe(2);
+      expect(JSON.parse(unknown.err)).toEqual({ code: 404, message: 'no certificate found' });
+      expect((await cli(['certinfo', '-serial', '1', '-aki', aki])).code).toBe(1);
     });
 
     it('db tidy removes what expired longer than the buffer ago', async () => {
