@@ -30,9 +30,9 @@ export interface CertsmithProcess {
   waitForExit(timeoutMs?: number): Promise<ExitStatus>;
 }
 
-/** Spawn `node cli.js …args` without waiting for anything. */
-export function spawnCertsmith(args: readonly string[], env: NodeJS.ProcessEnv = process.env): CertsmithProcess {
-  const child = spawn(process.execPath, [CLI_PATH, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Spawn `node cli.js …args` (in `cwd`, default this process's) without waiting for anything. */
+export function spawnCertsmith(args: readonly string[], env: NodeJS.ProcessEnv = process.env, cwd?: string): CertsmithProcess {
+  const child = spawn(process.execPath, [CLI_PATH, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   const lines: string[] = [];
   const listeners = new Set<(line: string) => void>();

@@ -13,6 +13,7 @@ import { MAX_CONNECTIONS, MAX_TIMEOUT_MS, parseEndpointList } from './server-opt
 import { parseDurationMs, parseMigrationMode } from './store-settings.js';
 import type { MigrationMode } from '@certsmith/cert-store';
 import type { ServerOptionsInput } from './server-options.js';
+import { addRevocationServeOptions, revocationFlagsOf } from './revocation/revocation-settings.js';
 import { registerHsmCommand } from './hsm-command.js';
 import { registerBundleCommand } from './commands/bundle.js';
 import { registerCertinfoCommand } from './commands/certinfo.js';
@@ -23,6 +24,7 @@ import { registerGencertCommand } from './commands/gencert.js';
 import { registerGenkeyCommand } from './commands/genkey.js';
 import { registerSignCommand } from './commands/sign.js';
 import { registerSplitCommand } from './commands/split.js';
+import { registerRevocationCommands } from './commands/revocation-commands.js';
 
 /** What the program does for each command; injected so tests can parse without starting a server. */
 export interface CliHandlers {
@@ -70,7 +72,7 @@ export function createProgram(handlers: CliHandlers): Command {
     .showHelpAfterError('(run with --help for usage)')
     .allowExcessArguments(false);
 
-  program
+  const serve = program
     .command('serve')
     .description('serve the CFSSL HTTP API (/api/v1/cfssl/<op>)')
     .helpOption('-h, --help', 'show help')
@@ -114,10 +116,10 @@ export function createProgram(handlers: CliHandlers): Command {
     .option('--db-migrations <mode>', 'what start-up does with pending store migrations: apply, check (refuse to start) or off (default: apply)', migrationModeParser)
     .option('--tidy-interval <duration>', 'how often expired certificates are removed from the store, e.g. 1h; 0 turns it off (default: 1h)', durationParser)
     .option('--tidy-buffer <duration>', 'how long past expiry a certificate stays in the store; revoked ones stay at least until expiry (default: 72h)', durationParser)
-    .allowExcessArguments(false)
-    .action(async (flags: ServeFlags) => {
-      await handlers.serve(toServerOptionsInput(flags));
-    });
+    .allowExcessArguments(false);
+  addRevocationServeOptions(serve).action(async (flags: ServeFlags) => {
+    await handlers.serve(toServerOptionsInput(flags));
+  });
 
   registerHsmCommand(program);
   registerGencertCommand(program);
@@ -129,6 +131,7 @@ export function createProgram(handlers: CliHandlers): Command {
   registerConfigCommand(program);
   registerCertsCommand(program);
   registerDbCommand(program);
+  registerRevocationCommands(program);
   // One Go-style flag shim for every command, applied here so that none is left out.
   return acceptGoFlagsEverywhere(program);
 }
@@ -229,5 +232,7 @@ function toServerOptionsInput(flags: ServeFlags): ServerOptionsInput {
   if (flags.tidyInterval !== undefined) store.tidyIntervalMs = flags.tidyInterval;
   if (flags.tidyBuffer !== undefined) store.tidyBufferMs = flags.tidyBuffer;
   if (Object.keys(store).length > 0) input.store = store;
+  const revocation = revocationFlagsOf(flags);
+  if (revocation !== undefined) input.revocation = revocation;
   return input;
 }

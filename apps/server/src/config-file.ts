@@ -29,6 +29,8 @@ import type { AuthKey, ConfigProblem, ConfigWarning, SigningPolicy, SigningPolic
 import { ConfigFileError } from './errors.js';
 import { readStoreConfigSection } from './store-settings.js';
 import type { StoreConfigSection } from './store-settings.js';
+import { emptyRevocationSection, readRevocationSection } from './revocation/revocation-config.js';
+import type { RevocationConfigSection } from './revocation/revocation-config.js';
 
 /** One `signers` entry, checked. */
 export interface SignerConfig {
@@ -62,6 +64,8 @@ export interface ServerConfig {
   warnings: ConfigWarning[];
   /** Top-level `"db_config"` and `"store"`: the certificate store (see `store-settings.ts`). */
   store: StoreConfigSection;
+  /** Top-level `"revocation"`: OCSP responders, CRL validity, revoke protection (`revocation/revocation-config.ts`). */
+  revocation: RevocationConfigSection;
 }
 
 /** What the file is read for: `serve` adds the rules of a running server (see {@link checkServeRules}). */
@@ -81,7 +85,7 @@ export interface LoadServerConfigOptions {
 const LABEL = /^[\w.-]{1,64}$/;
 const ENTRY_KEYS = new Set(['plugin', 'options', 'signing', 'config']);
 /** Top-level keys certsmith adds to CFSSL's format. */
-const OWN_KEYS = ['signers', 'allowPrivateNetworks', 'allowCidrs', 'db_config', 'store'];
+const OWN_KEYS = ['signers', 'allowPrivateNetworks', 'allowCidrs', 'db_config', 'store', 'revocation'];
 
 function typeName(value: unknown): string {
   if (value === null) return 'null';
@@ -101,7 +105,7 @@ function goMember(record: Record<string, unknown>, name: string): unknown {
 
 /** The defaults without a file. */
 function noFile(options: LoadServerConfigOptions): ServerConfig {
-  return { file: null, dir: resolve(options.cwd ?? process.cwd()), policy: defaultSigningPolicy(), signers: [], allowPrivateNetworks: false, allowCidrs: [], warnings: [], store: {} };
+  return { file: null, dir: resolve(options.cwd ?? process.cwd()), policy: defaultSigningPolicy(), signers: [], allowPrivateNetworks: false, allowCidrs: [], warnings: [], store: {}, revocation: emptyRevocationSection() };
 }
 
 /**
@@ -173,7 +177,7 @@ export async function readServerConfig(file: string, options: LoadServerConfigOp
       }
     }
   }
-  const config: ServerConfig = { file: path, dir, policy: policy ?? defaultSigningPolicy(), signers, ...network, warnings: report.warnings, store };
+  const config: ServerConfig = { file: path, dir, policy: policy ?? defaultSigningPolicy(), signers, ...network, warnings: report.warnings, store, revocation: readRevocationSection(raw['revocation'], dir, report.at('revocation')) };
   if (options.purpose === 'serve') checkServeRules(config, report);
   return config;
 }

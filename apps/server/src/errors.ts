@@ -36,6 +36,9 @@ export const FILE_FLAG_CODES: Readonly<Record<string, number>> = {
   '--metadata': ErrorCode.RootReadFailed,
   // CFSSL's config.LoadFile wraps every failure as 5200 "Invalid or unknown policy".
   '--config': ErrorCode.PolicyInvalid,
+  // The OCSP responder's certificate and key (CFSSL `-responder`, `-responder-key`).
+  '--responder': ErrorCode.CertificateReadFailed,
+  '--responder-key': ErrorCode.PrivateKeyReadFailed,
 };
 
 /**

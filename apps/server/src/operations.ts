@@ -39,6 +39,8 @@ import { policyHasAuthenticatedProfiles, policyHasUnauthenticatedProfiles } from
 import { BadRequestError } from '@certsmith/x509-core';
 import { pino } from 'pino';
 import type { ServerOptions } from './server-options.js';
+import { revocationOperations } from './revocation/server-revocation.js';
+import type { ServerRevocation } from './revocation/server-revocation.js';
 
 /** Services the operations depend on, built by `startServer`. */
 export interface ServerServices {
@@ -57,6 +59,8 @@ export interface ServerServices {
    * the log).
    */
   store?: Store;
+  /** Revocation (CAs, OCSP signers, settings); absent: no revocation endpoints. */
+  revocation?: ServerRevocation;
 }
 
 /** `--disable` names that stand for several operations. */
@@ -135,6 +139,7 @@ async function buildServedOperations(options: ServerOptions, services: ServerSer
   } else {
     services.logger?.info({ endpoints: ['certadd', 'certificates', 'certificate'] }, 'no certificate store: certadd, the certificate inventory and certinfo by serial are not available');
   }
+  operations.push(...revocationOperations(services.revocation, services.logger));
   const signers = services.signers;
   if (signers === undefined) return operations;
 

@@ -13,6 +13,8 @@ import { ErrorCode } from '@certsmith/x509-core';
 import { FILE_FLAG_CODES, ServerOptionError } from './errors.js';
 import { resolveStoreFlags } from './store-settings.js';
 import type { StoreFlags } from './store-settings.js';
+import { resolveRevocationFlags } from './revocation/revocation-settings.js';
+import type { RevocationFlags } from './revocation/revocation-settings.js';
 
 /** Resolved, validated server configuration. File paths are absolute. */
 export interface ServerOptions {
@@ -89,6 +91,8 @@ export interface ServerOptions {
    * `--tidy-buffer`); unset ones come from the config file, then the defaults (`store-settings.ts`).
    */
   store: StoreFlags;
+  /** The revocation flags (`--responder`, `--responder-key`, `--interval`); see `revocation/revocation-settings.ts`. */
+  revocation: RevocationFlags;
 }
 
 /** Input to {@link resolveServerOptions}: any subset; relative paths resolve against the cwd. */
@@ -174,6 +178,7 @@ export async function resolveServerOptions(
     allowCidrs: [...(input.allowCidrs ?? [])],
     keyPool: { ...(input.keyPool ?? {}) },
     store: resolveStoreFlags(input.store),
+    revocation: await resolveRevocationFlags(input.revocation),
   };
   checkInteger('--port', options.port, 0, 65_535);
   checkInteger('--workers', options.workers, 1, 1024);

@@ -42,6 +42,8 @@ import { loadSignerRegistry } from './signer-registry.js';
 import { openServerStore, scheduleTidy, storeHealthContributor } from './server-store.js';
 import type { OpenedStore, TidySchedule } from './server-store.js';
 import { storeSettings } from './store-settings.js';
+import { startRevocation } from './revocation/server-revocation.js';
+import type { ServerRevocation } from './revocation/server-revocation.js';
 
 /** Options of {@link startServer}: server options plus embedding hooks. */
 export interface StartServerOptions extends ServerOptionsInput {
@@ -141,6 +143,15 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
   }
   const signers = metrics.instrumentSignerDirectory(registry.directory);
   const storeMetrics = opened === null ? undefined : watchCertificateStore(metrics.registry, { store: opened.store, signers: registry.directory.entries });
+  let revocation: ServerRevocation;
+  try {
+    revocation = await startRevocation({ options, config, signers: signers.entries, logger, ...(env ? { env } : {}) });
+  } catch (error) {
+    await registry.close();
+    metrics.close();
+    await closeStore();
+    throw error;
+  }
 
   let pool;
   let warmUp = false;
@@ -155,6 +166,7 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
       logger,
       metricsChannel: metrics.workerMetricsChannel,
       ...(opened === null ? {} : { store: opened.store }),
+      revocation,
     });
     // `--disable` applies to embedded operations too (built-ins were filtered by buildOperations).
     const extras = (extraOperations ?? []).filter((operation) => !options.disable.includes(operation.name));
@@ -172,6 +184,7 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
       onError: (error) => logger.error({ err: error }, 'worker pool error'),
     });
   } catch (error) {
+    await revocation.close();
     await registry.close();
     metrics.close();
     await closeStore();
@@ -211,6 +224,7 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
     }
   } catch (error) {
     await pool.close();
+    await revocation.close();
     await registry.close();
     metrics.close();
     await closeStore();
@@ -264,6 +278,7 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
         if (metricsServer !== null) await closeHttpServer(metricsServer, { timeoutMs: 1_000 });
         await pool.close();
         // After the pool: no request can reach a signer any more (HSM sessions, remote pools).
+        await revocation.close();
         await registry.close();
         // Last: every request has finished, so every record it waited for is committed.
         await tidy?.stop();

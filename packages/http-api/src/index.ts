@@ -141,3 +141,5 @@ export { parseRfc3339 } from './store/rfc3339.js';
 export type { Rfc3339Time } from './store/rfc3339.js';
 export { watchCertificateStore, DEFAULT_COUNT_REFRESH_MS, OTHER_LABEL_VALUE } from './store/store-metrics.js';
 export type { CertificateStoreMetrics, CertificateStoreMetricsOptions, CaSignerSource } from './store/store-metrics.js';
+export { createOcspsignOperation, ocspsignRequestSchema, ocspsignResultSchema, OCSPSIGN_PARSE_MESSAGE } from './revocation/index.js';
+export type { OcspsignOperationOptions, OcspsignResult } from './revocation/index.js';

@@ -1,0 +1,136 @@
+/**
+ * `certsmith ocspserve`, as `cfssl ocspserve` (lifecycle spec §5.4–§5.5): an RFC 6960 OCSP responder
+ * (GET and POST) answering from pre-signed responses — a `-responses` file (the `ocspdump` format:
+ * base64 responses separated by whitespace) or the `ocsp_responses` table of a `-db-config` store
+ * (`-responses` wins when both are given) — with CFSSL's flags: `-address` (127.0.0.1), `-port`
+ * (8888), `-path` (/). Prints `certsmith ocspserve listening on <url>` once it listens; SIGTERM or
+ * SIGINT stops it after in-flight requests.
+ *
+ * `-ca` (certsmith) names the CA certificates answered for: SHA-256/384/512 CertIDs are then found
+ * too, and store lookups use the CA's key identifier rather than the request's SHA-1 key hash.
+ * Behaviour differences from CFSSL (GMT dates, paths other than `/` working, `//` never redirected,
+ * URL-safe base64, weak `If-None-Match`) are `@certsmith/revocation`'s responder's.
+ */
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { loadDbConfigFile, openStore } from '@certsmith/cert-store';
+import type { Store } from '@certsmith/cert-store';
+import type { OcspResponseSource } from '@certsmith/revocation';
+import { OcspResponder, createOcspFileSource, createOcspIssuer, createStoreOcspSource } from '@certsmith/revocation';
+import { CertsmithError, ErrorCode, parseCertificates } from '@certsmith/x509-core';
+import { startOcspHttpServer } from '../revocation/ocsp-http-server.js';
+import { integerFlag } from '../revocation/flag-parsers.js';
+import type { CommandIo, Verbosity } from './common.js';
+import { UsageError, createReporter, readInput, resolveIo, runAction, withLogLevel } from './common.js';
+
+interface OcspserveFlags {
+  address: string;
+  port: number;
+  responses?: string;
+  dbConfig?: string;
+  path: string;
+  ca?: string;
+  loglevel?: Verbosity;
+}
+
+/** How the command waits for its stop signal; injectable for tests. */
+export interface OcspserveLifecycle {
+  /** Resolves when the server should stop (default: the first SIGTERM or SIGINT). */
+  stopped(): Promise<void>;
+}
+
+const EXAMPLES = `
+Examples:
+  certsmith ocspdump -db-config db.json > responses.txt
+  certsmith ocspserve -responses responses.txt -port 8889
+  certsmith ocspserve -db-config db.json -ca ca.pem -path /ocsp -address 0.0.0.0
+  openssl ocsp -issuer ca.pem -cert www.pem -url http://127.0.0.1:8889 -CAfile ca.pem
+
+Exit codes: 0 stopped by a signal, 1 usage error, 2 failure ({"code":N,"message":"…"} on stderr).`;
+
+function signalLifecycle(): OcspserveLifecycle {
+  return {
+    stopped: () =>
+      new Promise<void>((done) => {
+        const stop = (): void => {
+          process.off('SIGTERM', stop);
+          process.off('SIGINT', stop);
+          done();
+        };
+        process.once('SIGTERM', stop);
+        process.once('SIGINT', stop);
+      }),
+  };
+}
+
+/** Register `certsmith ocspserve`. */
+export function registerOcspserveCommand(program: Command, io: Partial<CommandIo> = {}, lifecycle: OcspserveLifecycle = signalLifecycle()): Command {
+  const resolved = resolveIo(io);
+  const command = program
+    .command('ocspserve')
+    .description('serve OCSP responses from a responses file or the certificate store (cfssl ocspserve)')
+    .helpOption('-h, --help', 'show help')
+    .option('--address <address>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port to listen on, 0 for any free port', integerFlag(0, 65_535), 8888)
+    .option('--responses <file>', 'responses file: base64 DER OCSP responses separated by whitespace (the ocspdump output)')
+    .option('--db-config <file>', 'CFSSL db-config file: answer from the store\'s ocsp_responses')
+    .option('--path <path>', 'path the responder is served at (GET requests carry the request after it)', '/')
+    .option('--ca <file>', 'CA certificates answered for (PEM, several allowed): enables SHA-2 CertIDs')
+    .allowExcessArguments(false)
+    .addHelpText('after', EXAMPLES);
+  withLogLevel(command);
+  command.action(
+    runAction(command, resolved, async (flags: OcspserveFlags) => {
+      const reporter = createReporter(resolved, 'ocspserve', flags.loglevel);
+      if (!flags.path.startsWith('/')) throw new UsageError(`--path must start with "/", got ${JSON.stringify(flags.path)}`);
+      const issuers = [];
+      if (flags.ca !== undefined) {
+        const text = (await readInput(flags.ca, resolved, '--ca', ErrorCode.CertificateReadFailed)).toString('utf8');
+        let certificates;
+        try {
+          certificates = parseCertificates(text);
+        } catch (error) {
+          throw new CertsmithError(ErrorCode.CertificateParseFailed, `--ca: ${(error as Error).message}`, { cause: error });
+        }
+        if (certificates.length === 0) throw new CertsmithError(ErrorCode.CertificateDecodeFailed, '--ca: no PEM certificate in the file');
+        issuers.push(...certificates.map((certificate) => createOcspIssuer(certificate)));
+      }
+
+      let source: OcspResponseSource;
+      let store: Store | null = null;
+      if (flags.responses !== undefined) {
+        let text: string;
+        try {
+          text = await readFile(resolve(resolved.cwd(), flags.responses), 'utf8');
+        } catch (cause) {
+          throw new CertsmithError(ErrorCode.BadRequest, `unable to read response file (${(cause as NodeJS.ErrnoException).code ?? 'read error'})`, { cause });
+        }
+        const file = createOcspFileSource(text, { onInvalid: (position, error) => reporter.warn(`response ${position} of ${flags.responses} skipped: ${error.message}`) });
+        reporter.progress(`${file.size} responses loaded`);
+        source = file;
+      } else if (flags.dbConfig !== undefined) {
+        const config = await loadDbConfigFile(resolve(resolved.cwd(), flags.dbConfig));
+        // Read only: the schema is used as found (CFSSL's ocsp_responses table is enough).
+        store = await openStore(config, { migrations: 'off' });
+        source = createStoreOcspSource(store);
+      } else {
+        throw new UsageError('no response file or db-config provided, please set the one of these using either -responses or -db-config flags');
+      }
+
+      const responder = new OcspResponder({ source, issuers, path: flags.path, onError: (error) => reporter.warn(`lookup failed: ${(error as Error).message}`) });
+      let server;
+      try {
+        server = await startOcspHttpServer(responder, flags.address, flags.port);
+      } catch (error) {
+        await store?.close();
+        throw error;
+      }
+      resolved.stdout(`certsmith ocspserve listening on ${server.url}${flags.path === '/' ? '' : flags.path}\n`);
+      await lifecycle.stopped();
+      await server.close();
+      await store?.close();
+    }),
+  );
+  return command;
+}
