@@ -5,7 +5,8 @@
  * intermediates; a certificate present in both pools ends chains *and* continues them.
  */
 import type { Certificate } from '@certsmith/x509-core';
-import { bytesKey, issuerKey, subjectKey, type CertificatePool, type TrustPools } from './certificate-pool.js';
+import { bytesKey } from './bytes-key.js';
+import { issuerKey, subjectKey, type CertificatePool, type TrustPools } from './certificate-pool.js';
 import { GoX509, type ChainProblem } from './go-errors.js';
 import { checkNameConstraints } from './name-constraints.js';
 

@@ -6,12 +6,8 @@
 import { createHash } from 'node:crypto';
 import { LazyCertificate, certificateToPem } from '@certsmith/x509-core';
 import type { Certificate } from '@certsmith/x509-core';
+import { bytesKey } from './bytes-key.js';
 import { checkSignatureFrom } from './signature-check.js';
-
-/** Hash-map key of a byte string (latin1 keeps one char per byte: compact and collision-free). */
-export function bytesKey(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
-}
 
 const fingerprints = new WeakMap<Certificate, string>();
 const subjectKeys = new WeakMap<Certificate, string>();

@@ -8,7 +8,8 @@
 import type { Certificate } from '@certsmith/x509-core';
 import type { AiaFetcher } from './aia-fetcher.js';
 import { verifyChains, type VerifyChainsOptions } from './build-chains.js';
-import { bytesKey, type TrustPools } from './certificate-pool.js';
+import { bytesKey } from './bytes-key.js';
+import type { TrustPools } from './certificate-pool.js';
 import { isSelfSigned } from './signature-check.js';
 
 /** Options of {@link discoverIntermediates}. */

@@ -3,7 +3,8 @@
  * semantics with CFSSL's error codes), bounded AIA chasing and remote certificate fetching.
  * Depends on x509-core only; knows nothing of ubiquity or HTTP.
  */
-export { CertificatePool, bytesKey, certificateFingerprint } from './certificate-pool.js';
+export { CertificatePool, certificateFingerprint } from './certificate-pool.js';
+export { bytesKey } from './bytes-key.js';
 export type { CertificatePoolOptions, TrustPools } from './certificate-pool.js';
 export { BundleFileError, loadCertificatePool, parseBundlePem } from './load-pool.js';
 export type { PoolKind } from './load-pool.js';

@@ -8,7 +8,7 @@ import type { KeyObject } from 'node:crypto';
 import { isSignatureAlgorithmSupported, publicKeyObject, verifySignature } from '@certsmith/x509-core';
 import type { Certificate, KeyAlgorithm } from '@certsmith/x509-core';
 // A cycle with certificate-pool.ts, harmless: each side only calls the other's functions at run time.
-import { bytesKey, type TrustPools } from './certificate-pool.js';
+import { bytesKey } from './bytes-key.js';
 
 const KEY_CERT_SIGN = 1 << 5;
 
@@ -108,13 +108,29 @@ export function parentSigningConstraint(parent: Certificate): string | null {
 }
 
 /**
+ * What {@link checkSignatureFrom} needs of a trust pool: its own copy of a certificate, and its cached
+ * verdict for a (child, pooled parent) pair. `CertificatePool` is one; declared here so this module
+ * does not depend on the pool that depends on it.
+ */
+export interface SignatureVerdictCache {
+  get(cert: Certificate): Certificate | undefined;
+  checkSignature(child: Certificate, parent: Certificate): string | null;
+}
+
+/** The pools whose cached verdicts {@link checkSignatureFrom} may use (structurally, `TrustPools`). */
+export interface SignatureVerdictCaches {
+  roots: SignatureVerdictCache;
+  intermediates: SignatureVerdictCache;
+}
+
+/**
  * Go's `CheckSignatureFrom(parent)`: `null` on success, else Go's error text.
  *
  * @param pools when given and `parent` is (byte for byte) a certificate of one of them, that pool's
  *   cached result for the pair is used: a client that sends the same intermediate with every
  *   request does not pay a signature verification each time. The answer is the same either way.
  */
-export function checkSignatureFrom(child: Certificate, parent: Certificate, pools?: TrustPools): string | null {
+export function checkSignatureFrom(child: Certificate, parent: Certificate, pools?: SignatureVerdictCaches): string | null {
   if (pools !== undefined) {
     for (const pool of [pools.intermediates, pools.roots]) {
       const pooled = pool.get(parent);
@@ -131,7 +147,7 @@ export function checkSignatureFrom(child: Certificate, parent: Certificate, pool
  *
  * @param pools see {@link checkSignatureFrom}
  */
-export function isSelfSigned(cert: Certificate, pools?: TrustPools): boolean {
+export function isSelfSigned(cert: Certificate, pools?: SignatureVerdictCaches): boolean {
   return checkSignatureFrom(cert, cert, pools) === null;
 }
 
@@ -141,7 +157,7 @@ export function isSelfSigned(cert: Certificate, pools?: TrustPools): boolean {
  *
  * @param pools see {@link checkSignatureFrom}
  */
-export function isSignatureChain(certs: readonly Certificate[], pools?: TrustPools): boolean {
+export function isSignatureChain(certs: readonly Certificate[], pools?: SignatureVerdictCaches): boolean {
   if (certs.length === 0) return false;
   for (let i = 0; i < certs.length - 1; i++) {
     if (checkSignatureFrom(certs[i] as Certificate, certs[i + 1] as Certificate, pools) !== null) return false;

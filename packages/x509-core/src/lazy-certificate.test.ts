@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { Certificate } from './certificate-model.js';
 import { LazyCertificate, MATERIALIZED_LIMIT, certificateIndexFields } from './lazy-certificate.js';
-import { parseCertificates, parseCertificatesLazily } from './parse-certificate.js';
+import { parseCertificates } from './parse-certificate.js';
+import { parseCertificatesLazily } from './lazy-certificate.js';
 
 /** cfssl_trust data, used in place: the `shared/` folder beside the repository, or /work/shared. */
 const TRUST = [process.env.CERTSMITH_TRUST_DIR, fileURLToPath(new URL('../../../../shared/trust', import.meta.url)), '/work/shared/trust'].find(

@@ -17,7 +17,7 @@ import type {
   SignatureAlgorithmInfo,
   SubjectAltNames,
 } from './certificate-model.js';
-import { parseCertificate } from './parse-certificate.js';
+import { parseCertificate, parseCertificatesKeeping } from './parse-certificate.js';
 
 /** The fields a certificate pool indexes by: views into the certificate's DER. */
 export interface CertificateIndexFields {
@@ -159,4 +159,13 @@ export function certificateIndexFields(certificate: Certificate): CertificateInd
     authorityKeyId: certificate.authorityKeyId,
     signature: certificate.signature,
   };
+}
+
+/**
+ * `parseCertificates` for trust pools: the same rules, errors and order, but each certificate
+ * is returned as a {@link LazyCertificate} made as soon as it is parsed, so a large bundle never
+ * holds more than one full parse at a time.
+ */
+export function parseCertificatesLazily(input: string | Uint8Array): LazyCertificate[] {
+  return parseCertificatesKeeping(input, LazyCertificate.from) as LazyCertificate[];
 }

@@ -13,7 +13,6 @@ import { emptyExtensionFacts, readExtensions } from './extensions.js';
 import { decodePemBlock } from './pem.js';
 import { readPkcs7Certificates } from './pkcs7.js';
 import { readPublicKeyInfo } from './public-key-info.js';
-import { LazyCertificate } from './lazy-certificate.js';
 
 const HEX = '0123456789abcdef';
 
@@ -221,15 +220,10 @@ export function parseCertificates(input: string | Uint8Array): Certificate[] {
 }
 
 /**
- * {@link parseCertificates} for trust pools: the same rules, errors and order, but each certificate
- * is returned as a {@link LazyCertificate} made as soon as it is parsed, so a large bundle never
- * holds more than one full parse at a time.
+ * {@link parseCertificates} with a say in what is kept of each certificate as soon as it is parsed
+ * (trust pools keep a lazy certificate, an index of the DER, instead of the full parse).
  */
-export function parseCertificatesLazily(input: string | Uint8Array): LazyCertificate[] {
-  return parseCertificatesKeeping(input, LazyCertificate.from) as LazyCertificate[];
-}
-
-function parseCertificatesKeeping(input: string | Uint8Array, keep: Keep): Certificate[] {
+export function parseCertificatesKeeping(input: string | Uint8Array, keep: (certificate: Certificate) => Certificate): Certificate[] {
   const text = typeof input === 'string' ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength).toString('latin1');
   let pemError: unknown;
   try {
