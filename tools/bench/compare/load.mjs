@@ -9,7 +9,11 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
+import { availableParallelism } from 'node:os';
 import { readCpuMs, readMachineCpu, sampleRss } from './servers.mjs';
+
+/** CPUs of the machine (the idle share of /proc/stat is over all of them). */
+const machineCores = () => availableParallelism();
 
 /**
  * A keep-alive connection pool to one server. One per server for the whole run: at concurrency c
@@ -75,6 +79,9 @@ export function median(values) {
  * @property {number} p99Ms
  * @property {number} peakRssBytes  peak VmRSS of the server during the round
  * @property {number} cpuMsPerRequest  server CPU (all threads) per answered request
+ * @property {number} serverCores  server CPU (all threads) per wall-clock time, in cores: how much of
+ *   the machine the server kept busy (issue 18: at least CFSSL's in the same cell)
+ * @property {number} machineIdleCores  the machine's idle time per wall-clock time, in cores
  * @property {number} clientCores  CPU this process (the load generator) used, in cores: shows
  *   whether the generator, which shares the machine, could have been the bottleneck
  */
@@ -150,6 +157,8 @@ export async function runRound({ client, path, bodies, concurrency, durationMs, 
     peakRssBytes,
     cpuMsPerRequest: latencies.length + errors > 0 ? cpuMs / (latencies.length + errors) : NaN,
     clientCores: (clientCpu.user + clientCpu.system) / 1000 / elapsedMs,
+    serverCores: cpuMs / elapsedMs,
+    machineIdleCores: (machineCores() * (machineAfter.idle - machineBefore.idle)) / (machineAfter.total - machineBefore.total),
     stealPercent: (100 * (machineAfter.steal - machineBefore.steal)) / (machineAfter.total - machineBefore.total),
   };
 }
@@ -171,6 +180,8 @@ export function summarise(rounds) {
     p99Ms: pick('p99Ms'),
     cpuMsPerRequest: pick('cpuMsPerRequest'),
     clientCores: pick('clientCores'),
+    serverCores: pick('serverCores'),
+    machineIdleCores: pick('machineIdleCores'),
     stealPercent: maxOrNaN(rounds.map((round) => round.stealPercent)),
     peakRssBytes: maxOrNaN(rounds.map((round) => round.peakRssBytes)),
     ok: rounds.reduce((sum, round) => sum + round.ok, 0),

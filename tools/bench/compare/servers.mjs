@@ -246,16 +246,17 @@ export function readCpuMs(pid) {
 }
 
 /**
- * The machine's CPU time so far, from `/proc/stat`: `{ total, steal }` in clock ticks. Steal is time
+ * The machine's CPU time so far, from `/proc/stat`: `{ total, steal, idle }` in clock ticks. Steal is time
  * the hypervisor gave this VM's CPUs to someone else; when it is high, every number of the round
  * (req/s, latencies, even CPU ms/req) is distorted, so each round reports its share.
  */
 export function readMachineCpu() {
   try {
     const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-    return { total: fields.reduce((sum, value) => sum + value, 0), steal: fields[7] ?? 0 };
+    // user nice system idle iowait irq softirq steal …: idle and iowait are time no one ran.
+    return { total: fields.reduce((sum, value) => sum + value, 0), steal: fields[7] ?? 0, idle: (fields[3] ?? 0) + (fields[4] ?? 0) };
   } catch {
-    return { total: NaN, steal: NaN };
+    return { total: NaN, steal: NaN, idle: NaN };
   }
 }
 

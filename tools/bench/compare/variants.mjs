@@ -1,0 +1,132 @@
+#!/usr/bin/env node
+/**
+ * A/B of certsmith variants — other builds, other flags, other environment — on the fixtures of
+ * `run.mjs`, one load cell, rounds alternating between the variants (medians), with CPU per thread.
+ * Run by hand, never in the test suite, after `npm run build` (in every checkout you name):
+ *
+ *   node tools/bench/compare/variants.mjs --op newcert-ecdsa --concurrency 16 --rounds 8 --duration 3 \
+ *     'now' 'two-workers;--workers 2' 'before@/path/to/other/checkout' 'cfssl'
+ *
+ * A variant is `name[@checkout][:ENV=value,ENV2=value][;certsmith serve flags]`; the name `cfssl`
+ * (or any name starting with it) starts Debian's `cfssl serve` instead. Reported per variant: req/s,
+ * p50/p99, CPU ms per request, cores busy (server CPU per second), the machine's idle cores, the load
+ * generator's cores, and — from the last round — each busy thread's cores and µs per request (the
+ * event loop is the thread whose id is the process id). Used for docs/adr/0001-worker-pool.md.
+ */
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { performance } from 'node:perf_hooks';
+import { createClient, runRound, summarise } from './load.mjs';
+import { BUNDLE_PATH, NEWCERT_PATH, bundleBody, newcertBody } from './operations.mjs';
+import { createSignerCa, generateBenchPki, writeTrustFiles } from './pki.mjs';
+import { describeMachine, formatMachine } from './report.mjs';
+import { startServer, stopAllServers } from './servers.mjs';
+
+const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
+const { values, positionals } = parseArgs({
+  options: {
+    op: { type: 'string', default: 'newcert-ecdsa' },
+    concurrency: { type: 'string', default: '16' },
+    rounds: { type: 'string', default: '6' },
+    duration: { type: 'string', default: '3' },
+    warmup: { type: 'string', default: '1.5' },
+    trust: { type: 'string', default: '/work/shared/trust' },
+  },
+  allowPositionals: true,
+});
+if (positionals.length === 0) {
+  process.stderr.write('usage: variants.mjs [--op newcert-ecdsa|newcert-rsa|bundle-generated] [--concurrency 16] [--rounds 6] [--duration 3] VARIANT...\n');
+  process.exit(2);
+}
+
+/** CPU ms of every thread of `pid`, by thread id. */
+function threadCpuMs(pid) {
+  const out = new Map();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(tid, (Number(fields[11]) + Number(fields[12])) * 10);
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return out;
+}
+
+function parseVariant(spec) {
+  const [head, flagPart = ''] = spec.split(';');
+  const [nameAndCheckout, envPart = ''] = head.split(':');
+  const [name, checkout = REPO_ROOT] = nameAndCheckout.split('@');
+  const env = Object.fromEntries(
+    envPart
+      .split(',')
+      .filter(Boolean)
+      .map((pair) => pair.split('=')),
+  );
+  return { name, checkout: resolve(checkout), env, flags: flagPart.split(/\s+/).filter(Boolean), kind: name.startsWith('cfssl') ? 'cfssl' : 'certsmith' };
+}
+
+const workDir = mkdtempSync(join(tmpdir(), 'certsmith-variants-'));
+const variants = [];
+try {
+  process.stderr.write(`${formatMachine(describeMachine(REPO_ROOT))}\n`);
+  const ca = createSignerCa(workDir);
+  const pki = generateBenchPki();
+  const trust = writeTrustFiles({ dir: workDir, trustDir: values.trust, pki });
+  const files = { ca: ca.certFile, caKey: ca.keyFile, caBundle: trust.caBundle, intBundle: trust.intBundle, metadata: trust.metadata };
+  const cells = {
+    'newcert-ecdsa': [NEWCERT_PATH, [newcertBody()]],
+    'newcert-rsa': [NEWCERT_PATH, [newcertBody({ algo: 'rsa', size: 2048 })]],
+    'bundle-generated': [BUNDLE_PATH, [bundleBody(pki.leaf.pem + pki.intermediate.pem)]],
+  };
+  const [path, bodies] = cells[values.op] ?? [];
+  if (path === undefined) throw new Error(`--op must be one of ${Object.keys(cells).join(', ')}`);
+  const concurrency = Number(values.concurrency);
+  for (const spec of positionals) {
+    const variant = parseVariant(spec);
+    // The child inherits the environment at spawn time.
+    const saved = { ...process.env };
+    Object.assign(process.env, variant.env);
+    try {
+      variant.server = await startServer({ kind: variant.kind, files, workDir, repoRoot: variant.checkout, label: variant.name, extraArgs: variant.kind === 'certsmith' ? variant.flags : [] });
+    } finally {
+      process.env = saved;
+    }
+    variant.client = createClient(variant.server.url);
+    variant.rounds = [];
+    variants.push(variant);
+  }
+  for (const variant of variants) await runRound({ client: variant.client, path, bodies, concurrency, durationMs: Number(values.warmup) * 1000, pid: variant.server.pid });
+  for (let round = 0; round < Number(values.rounds); round++) {
+    for (const variant of round % 2 === 0 ? variants : [...variants].reverse()) {
+      const before = threadCpuMs(variant.server.pid);
+      const started = performance.now();
+      const result = await runRound({ client: variant.client, path, bodies, concurrency, durationMs: Number(values.duration) * 1000, pid: variant.server.pid });
+      const elapsed = performance.now() - started;
+      result.threads = [...threadCpuMs(variant.server.pid)]
+        .map(([tid, ms]) => ({ thread: tid === String(variant.server.pid) ? 'event loop' : `thread ${tid}`, cores: (ms - (before.get(tid) ?? 0)) / elapsed, usPerRequest: ((ms - (before.get(tid) ?? 0)) * 1000) / Math.max(1, result.ok) }))
+        .filter((thread) => thread.cores >= 0.02)
+        .sort((a, b) => b.cores - a.cores);
+      variant.rounds.push(result);
+    }
+  }
+  console.log(`${values.op} c=${concurrency}, ${values.rounds} × ${values.duration} s rounds, load average ${loadavg()[0].toFixed(1)} at the end`);
+  console.log('');
+  console.log('| variant | req/s | p50 ms | p99 ms | CPU ms/req | cores busy | idle cores | load generator cores | errors | peak RSS MB | threads (last round): cores, µs/req |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
+  for (const variant of variants) {
+    const s = summarise(variant.rounds);
+    const threads = variant.rounds.at(-1).threads.map((t) => `${t.thread} ${t.cores.toFixed(2)}, ${t.usPerRequest.toFixed(0)}`).join('; ');
+    console.log(
+      `| ${variant.name} | ${s.rps.toFixed(0)} | ${s.p50Ms.toFixed(2)} | ${s.p99Ms.toFixed(2)} | ${s.cpuMsPerRequest.toFixed(3)} | ${s.serverCores.toFixed(2)} | ${s.machineIdleCores.toFixed(2)} | ${s.clientCores.toFixed(2)} | ${s.errors} | ${(s.peakRssBytes / 2 ** 20).toFixed(0)} | ${threads} |`,
+    );
+  }
+} finally {
+  for (const variant of variants) await variant.client?.close();
+  await stopAllServers();
+  rmSync(workDir, { recursive: true, force: true });
+}
