@@ -18,7 +18,7 @@ import { createLogger, defineOperation } from '@certsmith/http-api';
 import { startServer as startEmbedded } from 'certsmith';
 import type { RunningServer } from 'certsmith';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exitTask } from '../packages/http-api/test-fixtures/crash-tasks.mjs';
+import { exitTask } from '../packages/worker-pool/test-fixtures/crash-tasks.mjs';
 import { killAllCertsmith, parseLogLine, spawnCertsmith } from './helpers/certsmith-process.js';
 import { TLS_USAGES, createScratch, makeRootCa, post, startServer, verifyCertificate } from './fixtures-issue.js';
 import type { Envelope, OpensslCa, Scratch } from './fixtures-issue.js';

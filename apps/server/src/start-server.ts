@@ -12,7 +12,6 @@ import {
   createApp,
   createHttpServer,
   createLogger,
-  createWorkerPool,
   listen,
   createMetricsRoute,
   createMetricsServer,
@@ -23,13 +22,14 @@ import {
   workerKeyPoolInit,
   workerSignersInit,
 } from '@certsmith/http-api';
-import type { AnyOperation, WorkerPool, ApiTlsConfig, Logger, RawRoute, ServerMetrics, SignerDirectory, TlsConfigField } from '@certsmith/http-api';
+import type { AnyOperation, ApiTlsConfig, Logger, RawRoute, ServerMetrics, SignerDirectory, TlsConfigField } from '@certsmith/http-api';
 import type { Store } from '@certsmith/cert-store';
 import type { Server } from 'node:http';
 import { bundleContextConfig, bundleWarmUpTask, warmUpBundleWorkers } from '@certsmith/bundler';
 import { setFlagsFromString } from 'node:v8';
 import { describeProblem, ecdsaKeyBackend } from '@certsmith/issuer';
-import type { WorkerInit } from '@certsmith/worker-pool';
+import { createWorkerPool } from '@certsmith/worker-pool';
+import type { WorkerInit, WorkerPool } from '@certsmith/worker-pool';
 import { VERSION } from './cli-program.js';
 import { ServerOptionError } from './errors.js';
 import { loadServerConfig } from './config-file.js';

@@ -11,8 +11,8 @@ import { closeHttpServer, createHttpServer, listen } from './http-server.js';
 import { createLogger } from './logger.js';
 import { defineOperation } from './operation.js';
 import type { AnyOperation } from './operation.js';
-import { createWorkerPool } from './worker-pool.js';
-import type { WorkerPool } from './worker-pool.js';
+import { createWorkerPool } from '@certsmith/worker-pool';
+import type { WorkerPool } from '@certsmith/worker-pool';
 
 interface Started {
   url: string;

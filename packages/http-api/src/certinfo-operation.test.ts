@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from './app.js';
 import { certinfoOperation, createCertinfoOperation } from './certinfo-operation.js';
 import { closeHttpServer, createHttpServer, listen } from './http-server.js';
-import { createWorkerPool } from './worker-pool.js';
-import type { WorkerPool } from './worker-pool.js';
+import { createWorkerPool } from '@certsmith/worker-pool';
+import type { WorkerPool } from '@certsmith/worker-pool';
 
 const pki = new TestPki({ now: new Date('2026-11-22T03:27:22Z') });
 const root = pki.root({ C: 'US', O: 'Test Org', OU: 'PKI', CN: 'Throwaway Test Root CA' }, { key: 'ecdsa-p256' });

@@ -57,32 +57,6 @@ export class RequestTimeoutError extends CertsmithError {
   }
 }
 
-/**
- * The server cannot take more work right now (503): the worker pool's queue is full. The middleware
- * sends `Retry-After` with {@link retryAfterSeconds}.
- */
-export class ServiceUnavailableError extends CertsmithError {
-  /** Seconds a client should wait before retrying. */
-  readonly retryAfterSeconds: number;
-
-  constructor(message: string, retryAfterSeconds: number) {
-    super(ErrorCode.ServiceUnavailable, message);
-    this.retryAfterSeconds = retryAfterSeconds;
-  }
-}
-
-/**
- * The worker thread running a task stopped before answering (`process.exit` in task code, an
- * uncaught exception outside the task's promise, a native crash of the thread, out of memory). Only
- * that task fails: code 500, HTTP 500, with this generic message (the cause goes to the server log,
- * never to the client); the pool replaces the worker and later requests are served as usual.
- */
-export class WorkerCrashedError extends CertsmithError {
-  /** The task whose worker stopped. */
-  readonly taskName: string;
-
-  constructor(taskName: string, options?: { cause?: unknown }) {
-    super(500, `the worker thread running task "${taskName}" stopped before answering; the worker was replaced, the request can be retried`, options);
-    this.taskName = taskName;
-  }
-}
+// The pool's errors a client can see (503 with Retry-After, 500 for a crashed worker) are the
+// pool's own; they are named here too so that the HTTP layer maps them from one place.
+export { ServiceUnavailableError, WorkerCrashedError } from '@certsmith/worker-pool';

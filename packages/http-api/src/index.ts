@@ -36,9 +36,6 @@ export { defineTask, isTaskDefinition, resolveBuiltModule } from '@certsmith/wor
 export type { TaskDefinition, TaskInput, TaskOutput, TaskSpec } from '@certsmith/worker-pool';
 export { createInlineTaskRunner } from '@certsmith/worker-pool';
 export type { InlineTaskRunnerOptions, RunTaskOptions, TaskRunner } from '@certsmith/worker-pool';
-export { createWorkerPool, workerEntryUrl, withoutResolveConditions, workerExecArgv, WorkerStuckError, DEFAULT_MAX_TASKS_PER_MESSAGE, DEFAULT_MESSAGE_TIMEOUT_MS, defaultMaxTasksPerMessage, defaultWorkerCount } from './worker-pool.js';
-export type { WorkerPool, WorkerPoolOptions } from './worker-pool.js';
-export type { LateOutcome, LateOutcomePortAnnouncement, TaskBatchOutcome, TaskBatchRequest, TaskOutcome, TaskRequest, WorkerSetup } from './worker-protocol.js';
 export { createLogger, REDACT_PATHS } from './logger.js';
 export type { CreateLoggerOptions, Logger, LogLevel } from './logger.js';
 export { createHttpServer, listen, closeHttpServer, KEEP_ALIVE_TIMEOUT_MS, DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS } from './http-server.js';

@@ -13,8 +13,8 @@ import { aiaFetchMetricsReporter, bundleTask, listenForAiaFetchMetrics } from '@
 import type { AiaFetchMetricsBatch, BundleContextConfig } from '@certsmith/bundler';
 import { createServerMetrics } from './metrics.js';
 import type { ServerMetrics } from './metrics.js';
-import { createWorkerPool } from './worker-pool.js';
-import type { WorkerPool } from './worker-pool.js';
+import { createWorkerPool } from '@certsmith/worker-pool';
+import type { WorkerPool } from '@certsmith/worker-pool';
 
 /** Value of `name` with exactly these labels (0 when absent). */
 async function counter(metrics: ServerMetrics, name: string, labels: Record<string, string> = {}): Promise<number> {

@@ -1,18 +1,11 @@
 /**
- * Worker tasks used only by the http-api tests. Plain JavaScript on purpose: worker threads import
+ * Worker tasks used only by the http-api tests (the pool's own are in `@certsmith/worker-pool`'s
+ * `test-fixtures/`). Plain JavaScript on purpose: worker threads import
  * task modules with Node itself (no TypeScript), just as they import the built `dist/` of real tasks.
  */
-import { threadId } from 'node:worker_threads';
 import { CertificateDecodeError } from '@certsmith/x509-core';
 import { workerKeyPool } from '@certsmith/http-api';
 import { defineTask } from '@certsmith/worker-pool';
-
-/** Returns its input and the thread it ran on. */
-export const echoTask = defineTask({
-  name: 'test.echo',
-  module: import.meta.url,
-  run: (input) => ({ input, threadId }),
-});
 
 /** Throws a coded error (1002), which must reach the client with its code. */
 export const codedFailureTask = defineTask({
@@ -50,55 +43,4 @@ export const keyPoolStatsTask = defineTask({
   name: 'test.key-pool-stats',
   module: import.meta.url,
   run: () => workerKeyPool()?.stats() ?? null,
-});
-
-/**
- * Waits until `expected` rendezvous tasks are running in this thread at once (or `timeoutMs` has
- * passed) and reports how many it met: tasks that travel in one message meet, tasks sent one at a
- * time do not.
- */
-const present = new Set();
-const arrivals = [];
-export const rendezvousTask = defineTask({
-  name: 'test.rendezvous',
-  module: import.meta.url,
-  run: async ({ expected, timeoutMs }) => {
-    const me = Symbol('rendezvous');
-    present.add(me);
-    try {
-      const met = present.size;
-      for (const wake of arrivals.splice(0)) wake();
-      if (met < expected) {
-        await new Promise((resolve) => {
-          const timer = setTimeout(resolve, timeoutMs);
-          const check = () => {
-            if (present.size >= expected) {
-              clearTimeout(timer);
-              resolve();
-            } else arrivals.push(check);
-          };
-          arrivals.push(check);
-        });
-      }
-      return { met: present.size };
-    } finally {
-      // Leave only after everyone had a chance to count this task.
-      await new Promise((resolve) => setImmediate(resolve));
-      present.delete(me);
-    }
-  },
-});
-
-/** Waits `ms` on a timer (a task that waits on I/O, not on the CPU), then answers with its thread. */
-export const sleepTask = defineTask({
-  name: 'test.sleep',
-  module: import.meta.url,
-  run: ({ ms }) => new Promise((resolve) => setTimeout(() => resolve({ slept: ms, threadId }), ms)),
-});
-
-/** Answers, after a timer, with something structured clone refuses (a function). */
-export const uncloneableLaterTask = defineTask({
-  name: 'test.uncloneable-later',
-  module: import.meta.url,
-  run: ({ ms }) => new Promise((resolve) => setTimeout(() => resolve({ callback: () => 1 }), ms)),
 });

@@ -3,6 +3,17 @@ export type { TaskDefinition, TaskInput, TaskOutput, TaskSpec } from './task.js'
 export { createInlineTaskRunner } from './task-runner.js';
 export type { InlineTaskRunnerOptions, RunTaskOptions, TaskRunner } from './task-runner.js';
 export { tasksRunningInThisThread, trackTask } from './thread-activity.js';
-export { UnknownTaskError } from './errors.js';
-export { WorkerInitError, resolveWorkerInits, runWorkerInits } from './worker-init.js';
+export { resolveWorkerInits, runWorkerInits } from './worker-init.js';
 export type { InitWorker, ResolvedWorkerInit, WorkerInit } from './worker-init.js';
+export { createWorkerPool, defaultWorkerCount, workerEntryUrl, DEFAULT_MESSAGE_TIMEOUT_MS, DEFAULT_WORKER_YOUNG_GENERATION_MB } from './worker-pool.js';
+export type { WorkerPool, WorkerPoolOptions } from './worker-pool.js';
+export { DEFAULT_MAX_TASKS_PER_MESSAGE, defaultMaxTasksPerMessage } from './batching.js';
+export { withoutEntryPointFlags, withoutResolveConditions, workerExecArgv } from './exec-argv.js';
+export {
+  ServiceUnavailableError,
+  UnknownTaskError,
+  WorkerCrashedError,
+  WorkerInitError,
+  WorkerStartError,
+  WorkerStuckError,
+} from './errors.js';

@@ -9,8 +9,9 @@ import type { TaskDefinition } from './task.js';
 /** Per-call options. */
 export interface RunTaskOptions {
   /**
-   * Abort a task that is still queued. Aborting a task that already runs terminates its worker
-   * thread (Piscina semantics), which is costly; pass a signal only where that is wanted.
+   * Abort the task: one still waiting for a thread leaves the queue; one already running is answered
+   * at once with the signal's reason and its outcome is dropped when it comes (the thread running it
+   * is not stopped). Either way `run` rejects with `signal.reason`.
    */
   signal?: AbortSignal;
 }

@@ -18,3 +18,13 @@ export async function trackTask<T>(run: () => Promise<T>): Promise<T> {
     running -= 1;
   }
 }
+
+/** A task of this thread has started (the pool's executor; pair with {@link taskSettled}). */
+export function taskStarted(): void {
+  running += 1;
+}
+
+/** A task started with {@link taskStarted} has settled. */
+export function taskSettled(): void {
+  running -= 1;
+}

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { WorkerInitError, resolveWorkerInits, runWorkerInits } from './worker-init.js';
+import { WorkerInitError } from './errors.js';
+import { resolveWorkerInits, runWorkerInits } from './worker-init.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'worker-init-'));
 function hookModule(name: string, source: string): string {

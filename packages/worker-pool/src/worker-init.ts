@@ -4,6 +4,7 @@
  * trust data): each use case names a module of its own and the data it needs, and every thread that
  * runs tasks calls that module's `initWorker(data)` once before its first task.
  */
+import { WorkerInitError } from './errors.js';
 import { resolveBuiltModule } from './task.js';
 
 /**
@@ -29,21 +30,6 @@ export interface ResolvedWorkerInit {
 
 /** The export a module named by a {@link WorkerInit} must have. */
 export type InitWorker = (data: unknown) => void | Promise<void>;
-
-/**
- * A module named by a {@link WorkerInit} could not be imported, has no `initWorker` function, or its
- * `initWorker` threw. A wiring or start-up mistake, not a client error: no CFSSL code.
- */
-export class WorkerInitError extends Error {
-  /** The module that failed. */
-  readonly module: string;
-
-  constructor(module: string, message: string, options?: { cause?: unknown }) {
-    super(`worker init ${module}: ${message}`, options);
-    this.name = 'WorkerInitError';
-    this.module = module;
-  }
-}
 
 /**
  * Map each hook's module to where a thread imports it from (workers run the built JavaScript; see

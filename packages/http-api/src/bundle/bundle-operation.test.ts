@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../app.js';
 import { closeHttpServer, createHttpServer, listen } from '../http-server.js';
 import { createInlineTaskRunner } from '@certsmith/worker-pool';
-import { createWorkerPool, type WorkerPool } from '../worker-pool.js';
+import { createWorkerPool, type WorkerPool } from '@certsmith/worker-pool';
 import { createBundleOperation, toBundleInput } from './bundle-operation.js';
 
 const pki = new TestPki();

@@ -26,14 +26,14 @@ export function perWorkerKeyPool(sizes: Readonly<Record<string, number>> | undef
 /**
  * The pool's init hook that starts, in each of `threads` worker threads, its share of the
  * server-wide key pool `sizes` (`--key-pool`); null when no spec has keys. A configured pool starts
- * filling as soon as the thread is up, before any request arrives.
+ * filling as soon as the worker is up, before any request arrives.
  */
 export function workerKeyPoolInit(sizes: Readonly<Record<string, number>> | undefined, threads: number): WorkerInit | null {
   const share = perWorkerKeyPool(sizes, threads);
   return share === null ? null : { module: import.meta.url, data: share };
 }
 
-/** The init hook (see {@link workerKeyPoolInit}): start this thread's share of the key pool. */
+/** The init hook (see {@link workerKeyPoolInit}): start this worker's share of the key pool. */
 export function initWorker(data: unknown): void {
   startWorkerKeyPool(data as KeyPoolSizes);
 }

@@ -1,15 +1,15 @@
+import { spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { threadId } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeNewCertificateRequest } from '@certsmith/issuer';
 import { delayedExitTask } from '../test-fixtures/crash-tasks.mjs';
-import { codedFailureTask, echoTask, gateTask, keyPoolStatsTask, plainFailureTask, rendezvousTask, sleepTask, uncloneableLaterTask } from '../test-fixtures/test-tasks.mjs';
-import { keyAndCsrTask } from './issue/key-and-csr-task.js';
-import { ServiceUnavailableError } from './errors.js';
-import { UnknownTaskError, defineTask } from '@certsmith/worker-pool';
 import { initCallsTask } from '../test-fixtures/init-hooks.mjs';
-import { perWorkerKeyPool, workerKeyPoolInit } from './issue/worker-key-pool.js';
-import { createWorkerPool, defaultMaxTasksPerMessage, defaultWorkerCount, withoutResolveConditions, workerExecArgv } from './worker-pool.js';
+import { batchMatesTask, codedFailureTask, echoTask, gateTask, uncloneableNowTask, plainFailureTask, rendezvousTask, sleepTask, uncloneableLaterTask } from '../test-fixtures/test-tasks.mjs';
+import { defaultMaxTasksPerMessage } from './batching.js';
+import { ServiceUnavailableError, UnknownTaskError } from './errors.js';
+import { withoutEntryPointFlags, withoutResolveConditions, workerExecArgv } from './exec-argv.js';
+import { defineTask } from './task.js';
+import { createWorkerPool, defaultWorkerCount } from './worker-pool.js';
 import type { WorkerPool } from './worker-pool.js';
 
 function openGate(gate: SharedArrayBuffer): void {
@@ -116,24 +116,33 @@ async function withPool(options: Parameters<typeof createWorkerPool>[0], use: (p
 }
 
 describe('createWorkerPool batches', () => {
-  const tasks = [gateTask, echoTask, codedFailureTask, rendezvousTask];
+  const tasks = [gateTask, echoTask, codedFailureTask, rendezvousTask, batchMatesTask];
 
   it('sends the tasks waiting for a busy worker to it together once it frees up', () =>
     withPool({ size: 1, tasks }, async (pool) => {
-      const waiting = await sentTogether(pool, () => [1, 2, 3, 4].map(() => pool.run(rendezvousTask, { expected: 4, timeoutMs: 10_000 })));
-      // All four were running in the worker at the same time: they came in one message.
-      await expect(Promise.all(waiting)).resolves.toEqual([{ met: 4 }, { met: 4 }, { met: 4 }, { met: 4 }]);
+      const waiting = await sentTogether(pool, () => [1, 2, 3, 4].map(() => pool.run(batchMatesTask, {})));
+      // All four started in the same turn of the worker: they came in one message.
+      await expect(Promise.all(waiting)).resolves.toEqual([{ mates: 4 }, { mates: 4 }, { mates: 4 }, { mates: 4 }]);
     }));
 
   it('sends the tasks run in one event-loop turn to an idle worker together, at the end of the turn', () =>
     withPool({ size: 1, tasks }, async (pool) => {
-      const together = [1, 2, 3].map(() => pool.run(rendezvousTask, { expected: 3, timeoutMs: 10_000 }));
-      await expect(Promise.all(together)).resolves.toEqual([{ met: 3 }, { met: 3 }, { met: 3 }]);
+      const together = [1, 2, 3].map(() => pool.run(batchMatesTask, {}));
+      await expect(Promise.all(together)).resolves.toEqual([{ mates: 3 }, { mates: 3 }, { mates: 3 }]);
       // Run in different turns, they travel apart.
-      const first = pool.run(rendezvousTask, { expected: 2, timeoutMs: 300 });
+      const first = pool.run(batchMatesTask, {});
       await nextTurn();
-      const second = pool.run(rendezvousTask, { expected: 2, timeoutMs: 300 });
-      await expect(Promise.all([first, second])).resolves.toEqual([{ met: 1 }, { met: 1 }]);
+      const second = pool.run(batchMatesTask, {});
+      await expect(Promise.all([first, second])).resolves.toEqual([{ mates: 1 }, { mates: 1 }]);
+    }));
+
+  it('lets a task that waits on I/O run on while its worker takes the next message', () =>
+    withPool({ size: 1, tasks }, async (pool) => {
+      // Two rendezvous tasks sent one after the other still meet: the first was answered late.
+      const first = pool.run(rendezvousTask, { expected: 2, timeoutMs: 10_000 });
+      await nextTurn();
+      const second = pool.run(rendezvousTask, { expected: 2, timeoutMs: 10_000 });
+      await expect(Promise.all([first, second])).resolves.toEqual([{ met: 2 }, { met: 2 }]);
     }));
 
   it('gives each task of a message its own answer, results and coded errors alike', () =>
@@ -151,8 +160,8 @@ describe('createWorkerPool batches', () => {
 
   it('sends every task alone with maxTasksPerMessage 1', async () => {
     await withPool({ size: 1, tasks, maxTasksPerMessage: 1 }, async (pool) => {
-      const waiting = await sentTogether(pool, () => [1, 2].map(() => pool.run(rendezvousTask, { expected: 2, timeoutMs: 300 })));
-      await expect(Promise.all(waiting)).resolves.toEqual([{ met: 1 }, { met: 1 }]);
+      const waiting = await sentTogether(pool, () => [1, 2].map(() => pool.run(batchMatesTask, {})));
+      await expect(Promise.all(waiting)).resolves.toEqual([{ mates: 1 }, { mates: 1 }]);
     });
     expect(() => createWorkerPool({ size: 1, tasks, maxTasksPerMessage: 0 })).toThrow(RangeError);
   });
@@ -241,9 +250,106 @@ describe('createWorkerPool close', () => {
     await closed;
   });
 
+  it('answers the tasks running and waiting when it closes, then stops its workers', async () => {
+    const pool = createWorkerPool({ size: 1, tasks: [gateTask, echoTask] });
+    await pool.ready();
+    const gate = new SharedArrayBuffer(4);
+    const running = pool.run(gateTask, { gate, timeoutMs: 20_000 });
+    await nextTurn();
+    const waiting = pool.run(echoTask, 'waiting');
+    const closed = pool.close();
+    let closedYet = false;
+    void closed.then(() => (closedYet = true));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(closedYet).toBe(false);
+    openGate(gate);
+    await expect(running).resolves.toEqual({ opened: true });
+    await expect(waiting).resolves.toMatchObject({ input: 'waiting' });
+    await closed;
+    expect(pool.pending).toBe(0);
+  });
+
+  it('fails what is still running after closeTimeoutMs with 503', async () => {
+    const pool = createWorkerPool({ size: 1, tasks: [gateTask], closeTimeoutMs: 300 });
+    await pool.ready();
+    const gate = new SharedArrayBuffer(4);
+    const running = pool.run(gateTask, { gate, timeoutMs: 20_000 });
+    await nextTurn();
+    await pool.close();
+    await expect(running).rejects.toMatchObject({ code: 503, message: 'server is shutting down' });
+  });
+
   it('rejects invalid sizes', () => {
     expect(() => createWorkerPool({ size: 0, tasks: [] })).toThrow(RangeError);
     expect(() => createWorkerPool({ size: 1, maxQueue: -1, tasks: [] })).toThrow(RangeError);
+    expect(() => createWorkerPool({ size: 1, taskTimeoutMs: 0, tasks: [] })).toThrow(RangeError);
+  });
+});
+
+describe('createWorkerPool run', () => {
+  it('counts tasks waiting for a worker in queued and all accepted ones in pending', () =>
+    withPool({ size: 1, tasks: [gateTask, echoTask] }, async (pool) => {
+      const gate = new SharedArrayBuffer(4);
+      const running = pool.run(gateTask, { gate, timeoutMs: 20_000 });
+      await nextTurn();
+      const waiting = [pool.run(echoTask, 1), pool.run(echoTask, 2)];
+      expect(pool.pending).toBe(3);
+      expect(pool.queued).toBe(2);
+      openGate(gate);
+      await Promise.all([running, ...waiting]);
+      expect([pool.pending, pool.queued]).toEqual([0, 0]);
+    }));
+
+  it('fails only the task whose input cannot be cloned', () =>
+    withPool({ size: 1, tasks: [echoTask] }, async (pool) => {
+      const [bad, good] = await Promise.allSettled([pool.run(echoTask, { callback: () => 1 }), pool.run(echoTask, 'fine')]);
+      // Sent together, they fail together: the message could not be cloned, the caller's bug.
+      expect(bad).toMatchObject({ status: 'rejected', reason: { name: 'DataCloneError' } });
+      expect(good.status === 'fulfilled' || (good.reason as Error).name === 'DataCloneError').toBe(true);
+      await expect(pool.run(echoTask, 'after')).resolves.toMatchObject({ input: 'after' });
+    }));
+
+  it('fails a task whose result cannot be cloned, and answers the others of its message', () =>
+    withPool({ size: 1, tasks: [gateTask, echoTask, uncloneableNowTask] }, async (pool) => {
+      const [bad, good] = await sentTogether(pool, () => [pool.run(uncloneableNowTask, {}), pool.run(echoTask, 'fine')]);
+      await expect(bad).rejects.toMatchObject({ message: expect.stringContaining('could not be cloned') });
+      await expect(good).resolves.toMatchObject({ input: 'fine' });
+    }));
+
+  it('takes a waiting task out of the queue when its signal aborts', () =>
+    withPool({ size: 1, tasks: [gateTask, echoTask] }, async (pool) => {
+      const gate = new SharedArrayBuffer(4);
+      const running = pool.run(gateTask, { gate, timeoutMs: 20_000 });
+      await nextTurn();
+      const controller = new AbortController();
+      const waiting = pool.run(echoTask, 'never', { signal: controller.signal });
+      controller.abort(new Error('client went away'));
+      await expect(waiting).rejects.toThrow('client went away');
+      expect([pool.pending, pool.queued]).toEqual([1, 0]);
+      openGate(gate);
+      await running;
+      await expect(pool.run(echoTask, 'x', { signal: AbortSignal.abort(new Error('already')) })).rejects.toThrow('already');
+    }));
+});
+
+describe('an idle pool', () => {
+  it('does not keep the process alive, and a pending task does', () => {
+    const entry = new URL('./index.ts', import.meta.url).href.replace('/src/index.ts', '/dist/index.js');
+    const fixtures = new URL('../test-fixtures/test-tasks.mjs', import.meta.url).href;
+    const script = `
+      const { createWorkerPool } = await import(${JSON.stringify(entry)});
+      const { sleepTask } = await import(${JSON.stringify(fixtures)});
+      const pool = createWorkerPool({ size: 1, tasks: [sleepTask] });
+      const result = await pool.run(sleepTask, { ms: 200 });
+      console.log('slept', result.slept);
+    `;
+    // Without vitest's NODE_OPTIONS (its resolve conditions would point workspace packages at sources).
+    const { NODE_OPTIONS: _ignored, ...env } = process.env;
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000, env });
+    expect(child.stderr).toBe('');
+    expect(child.stdout.trim()).toBe('slept 200');
+    // Exited on its own (no timeout kill): the unclosed pool's idle worker held nothing.
+    expect(child.status).toBe(0);
   });
 });
 
@@ -342,6 +448,12 @@ describe('withoutResolveConditions', () => {
   });
 });
 
+describe('withoutEntryPointFlags', () => {
+  it('drops the parent\'s script and input type and keeps other flags', () => {
+    expect(withoutEntryPointFlags(['--input-type=module', '--no-warnings', '-e', 'console.log(1)', '--print', '1', '--eval=2', '--input-type', 'commonjs'])).toEqual(['--no-warnings']);
+  });
+});
+
 describe('workerExecArgv', () => {
   it('drops per-process flags a Worker refuses (they already apply to the whole process) and keeps the rest', () => {
     expect(workerExecArgv(['--perf-basic-prof', '--no-warnings', '--max-semi-space-size=4', '--enable-source-maps', '--conditions', 'x'])).toEqual([
@@ -360,46 +472,5 @@ describe('workerExecArgv', () => {
 
   it('drops a lone per-process flag', () => {
     expect(workerExecArgv(['--trace-gc'])).toEqual([]);
-  });
-});
-
-describe('key pool (--key-pool)', () => {
-  it('splits the server-wide sizes over the workers, rounding up, and drops empty specs', () => {
-    expect(perWorkerKeyPool({ 'rsa-2048': 64, 'ecdsa-256': 5, ed25519: 0 }, 2)).toEqual({ 'rsa-2048': 32, 'ecdsa-256': 3 });
-    expect(perWorkerKeyPool({ ed25519: 0 }, 2)).toBeNull();
-    expect(perWorkerKeyPool(undefined, 2)).toBeNull();
-    expect(workerKeyPoolInit({ ed25519: 0 }, 2)).toBeNull();
-  });
-
-  it('fills each worker\'s pool while it is idle and hands the keys to issuing tasks, each once', async () => {
-    const pool = createWorkerPool({ size: 1, tasks: [keyAndCsrTask, keyPoolStatsTask], init: [workerKeyPoolInit({ 'ecdsa-256': 3 }, 1)!] });
-    try {
-      type Stats = { spec: string; size: number; capacity: number; hits: number; generated: number }[] | null;
-      let stats = (await pool.run(keyPoolStatsTask, {})) as Stats;
-      // Bounded wait for the idle worker to fill its pool (3 P-256 keys take milliseconds).
-      for (let i = 0; i < 100 && (stats?.[0]?.size ?? 0) < 3; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        stats = (await pool.run(keyPoolStatsTask, {})) as Stats;
-      }
-      expect(stats).toMatchObject([{ spec: 'ecdsa-256', size: 3, capacity: 3 }]);
-      const request = decodeNewCertificateRequest({ request: { CN: 'pooled.example', hosts: ['pooled.example'] } }).request;
-      const first = await pool.run(keyAndCsrTask, { request, withFacts: false });
-      const second = await pool.run(keyAndCsrTask, { request, withFacts: false });
-      expect(first.privateKeyPem).toMatch(/^-----BEGIN EC PRIVATE KEY-----/);
-      expect(second.privateKeyPem).not.toBe(first.privateKeyPem);
-      stats = (await pool.run(keyPoolStatsTask, {})) as Stats;
-      expect(stats?.[0]?.hits).toBe(2);
-    } finally {
-      await pool.close();
-    }
-  });
-
-  it('has no pool without --key-pool', async () => {
-    const pool = createWorkerPool({ size: 1, tasks: [keyPoolStatsTask] });
-    try {
-      expect(await pool.run(keyPoolStatsTask, {})).toBeNull();
-    } finally {
-      await pool.close();
-    }
   });
 });

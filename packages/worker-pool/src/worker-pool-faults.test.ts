@@ -5,8 +5,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { exitTask, stuckTask, uncaughtTask, whoTask } from '../test-fixtures/crash-tasks.mjs';
 import { echoTask, gateTask, sleepTask } from '../test-fixtures/test-tasks.mjs';
-import { WorkerCrashedError } from './errors.js';
-import { WorkerStuckError, createWorkerPool } from './worker-pool.js';
+import { WorkerCrashedError, WorkerStuckError } from './errors.js';
+import { createWorkerPool } from './worker-pool.js';
 import type { WorkerPool } from './worker-pool.js';
 
 const pools: WorkerPool[] = [];

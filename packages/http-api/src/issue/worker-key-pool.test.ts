@@ -1,0 +1,51 @@
+/**
+ * The key pool through the worker pool's init hook (`--key-pool`): each worker fills its share
+ * while it is idle and hands the keys to issuing tasks.
+ */
+import { describe, expect, it } from 'vitest';
+import { decodeNewCertificateRequest } from '@certsmith/issuer';
+import { createWorkerPool } from '@certsmith/worker-pool';
+import { keyPoolStatsTask } from '../../test-fixtures/test-tasks.mjs';
+import { keyAndCsrTask } from './key-and-csr-task.js';
+import { perWorkerKeyPool, workerKeyPoolInit } from './worker-key-pool.js';
+
+describe('key pool (--key-pool)', () => {
+  it('splits the server-wide sizes over the workers, rounding up, and drops empty specs', () => {
+    expect(perWorkerKeyPool({ 'rsa-2048': 64, 'ecdsa-256': 5, ed25519: 0 }, 2)).toEqual({ 'rsa-2048': 32, 'ecdsa-256': 3 });
+    expect(perWorkerKeyPool({ ed25519: 0 }, 2)).toBeNull();
+    expect(perWorkerKeyPool(undefined, 2)).toBeNull();
+    expect(workerKeyPoolInit({ ed25519: 0 }, 2)).toBeNull();
+  });
+
+  it('fills each worker\'s pool while it is idle and hands the keys to issuing tasks, each once', async () => {
+    const pool = createWorkerPool({ size: 1, tasks: [keyAndCsrTask, keyPoolStatsTask], init: [workerKeyPoolInit({ 'ecdsa-256': 3 }, 1)!] });
+    try {
+      type Stats = { spec: string; size: number; capacity: number; hits: number; generated: number }[] | null;
+      let stats = (await pool.run(keyPoolStatsTask, {})) as Stats;
+      // Bounded wait for the idle worker to fill its pool (3 P-256 keys take milliseconds).
+      for (let i = 0; i < 100 && (stats?.[0]?.size ?? 0) < 3; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        stats = (await pool.run(keyPoolStatsTask, {})) as Stats;
+      }
+      expect(stats).toMatchObject([{ spec: 'ecdsa-256', size: 3, capacity: 3 }]);
+      const request = decodeNewCertificateRequest({ request: { CN: 'pooled.example', hosts: ['pooled.example'] } }).request;
+      const first = await pool.run(keyAndCsrTask, { request, withFacts: false });
+      const second = await pool.run(keyAndCsrTask, { request, withFacts: false });
+      expect(first.privateKeyPem).toMatch(/^-----BEGIN EC PRIVATE KEY-----/);
+      expect(second.privateKeyPem).not.toBe(first.privateKeyPem);
+      stats = (await pool.run(keyPoolStatsTask, {})) as Stats;
+      expect(stats?.[0]?.hits).toBe(2);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('has no pool without --key-pool', async () => {
+    const pool = createWorkerPool({ size: 1, tasks: [keyPoolStatsTask] });
+    try {
+      expect(await pool.run(keyPoolStatsTask, {})).toBeNull();
+    } finally {
+      await pool.close();
+    }
+  });
+});

@@ -1,0 +1,69 @@
+/**
+ * Entry point of every worker thread of the pool. It runs the use cases' init hooks, says it is
+ * ready, then runs the batches the pool posts on `parentPort` and answers there; a heartbeat from
+ * a timer lets the pool tell a stuck thread from a busy one.
+ *
+ * This file must be the built `dist/worker-entry.js`: worker threads run plain JavaScript (Node 20
+ * cannot load TypeScript), so the pool always points here even when tests run from sources.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import type { MessagePort } from 'node:worker_threads';
+import { toErrorPayload } from '@certsmith/x509-core';
+import { WorkerInitError } from './errors.js';
+import type { BatchAnswerMessage, BatchMessage, HeartbeatMessage, InitFailedMessage, LateOutcomeMessage, ReadyMessage, TaskOutcome, WorkerSetup } from './protocol.js';
+import { TaskExecutor } from './task-execution.js';
+import { runWorkerInits } from './worker-init.js';
+
+const HEARTBEAT: HeartbeatMessage = { type: 'heartbeat' };
+
+async function main(port: MessagePort, setup: WorkerSetup): Promise<void> {
+  // The heartbeat starts before the init hooks: a hook that blocks its thread is a stuck worker too.
+  setInterval(() => port.postMessage(HEARTBEAT), setup.heartbeatIntervalMs).unref();
+  try {
+    await runWorkerInits(setup.inits);
+  } catch (error) {
+    const message = String((error as Error)?.message ?? error);
+    const failed: InitFailedMessage =
+      error instanceof WorkerInitError ? { type: 'init-failed', module: error.module, detail: error.detail, message } : { type: 'init-failed', module: '', detail: message, message };
+    port.postMessage(failed);
+    // Ends only this thread; the pool reports the failure.
+    process.exit(1);
+  }
+  const executor = new TaskExecutor(setup.taskModules);
+  await executor.preload();
+  const postLate = (id: number, outcome: TaskOutcome): void => post(port, { type: 'late', id, outcome } satisfies LateOutcomeMessage);
+  port.on('message', (message: BatchMessage) => {
+    const answer = (outcomes: (TaskOutcome | null)[]): void => post(port, { type: 'answer', batch: message.batch, outcomes } satisfies BatchAnswerMessage);
+    const outcomes = executor.runBatch(message.tasks, postLate);
+    if (outcomes instanceof Promise) void outcomes.then(answer);
+    else answer(outcomes);
+  });
+  port.postMessage({ type: 'ready' } satisfies ReadyMessage);
+}
+
+/**
+ * Post a message carrying outcomes. A result structured clone refuses (a task returned a function)
+ * goes back as its own error; the other outcomes of the message as they are.
+ */
+function post(port: MessagePort, message: BatchAnswerMessage | LateOutcomeMessage): void {
+  try {
+    port.postMessage(message);
+  } catch {
+    if (message.type === 'late') {
+      port.postMessage({ ...message, outcome: cloneableOutcome(message.outcome) } satisfies LateOutcomeMessage);
+    } else {
+      port.postMessage({ ...message, outcomes: message.outcomes.map((outcome) => (outcome === null ? null : cloneableOutcome(outcome))) } satisfies BatchAnswerMessage);
+    }
+  }
+}
+
+function cloneableOutcome(outcome: TaskOutcome): TaskOutcome {
+  try {
+    structuredClone(outcome);
+    return outcome;
+  } catch (error) {
+    return { ok: false, error: toErrorPayload(error) };
+  }
+}
+
+if (parentPort !== null) await main(parentPort, workerData as WorkerSetup);

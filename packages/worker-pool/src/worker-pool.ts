@@ -1,0 +1,338 @@
+/**
+ * The worker-thread pool: runs {@link TaskDefinition}s on `node:worker_threads`, a {@link WorkerHandle}
+ * per thread, with a bounded queue ({@link TaskQueue}), the batching policy (`batching.ts`) and
+ * recovery from crashed, stuck and slow workers (`recovery.ts`). Why it is our own and not Piscina's:
+ * ADR 0001 (docs/adr/0001-worker-pool.md).
+ */
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { fromErrorPayload } from '@certsmith/x509-core';
+import { EndOfTurn, batchShare, defaultMaxTasksPerMessage } from './batching.js';
+import { ServiceUnavailableError, UnknownTaskError } from './errors.js';
+import { workerExecArgv } from './exec-argv.js';
+import { PooledTask } from './pooled-task.js';
+import { DEFAULT_HEARTBEAT_INTERVAL_MS } from './protocol.js';
+import type { TaskOutcome, WorkerSetup } from './protocol.js';
+import { Recovery } from './recovery.js';
+import { resolveBuiltModule } from './task.js';
+import type { TaskDefinition } from './task.js';
+import type { RunTaskOptions, TaskRunner } from './task-runner.js';
+import { TaskQueue } from './task-queue.js';
+import type { WorkerStart } from './worker-handle.js';
+import { resolveWorkerInits } from './worker-init.js';
+import type { WorkerInit } from './worker-init.js';
+import { WorkerSet, within } from './worker-set.js';
+
+/** Options of {@link createWorkerPool}. */
+export interface WorkerPoolOptions {
+  /** Every task the pool may run. Names must be unique. */
+  tasks: readonly TaskDefinition[];
+  /**
+   * Per-thread setup of the use cases (the init hook): each worker imports every module and awaits
+   * its `initWorker(data)`, in order, before it takes its first task; `data` is cloned once per
+   * worker. A hook that fails counts as a worker that cannot start. Default: none.
+   */
+  init?: readonly WorkerInit[];
+  /** Worker threads; default {@link defaultWorkerCount}: the number of CPUs less one, at least one. */
+  size?: number;
+  /** Tasks allowed to wait for a free worker; default `size * 64`. `0` means no waiting at all. */
+  maxQueue?: number;
+  /** Value of `Retry-After` (seconds) when the queue is full; default 1. */
+  retryAfterSeconds?: number;
+  /**
+   * Longest a task may wait and run before it is abandoned with a 503 (a worker still running it is
+   * stopped and replaced); default 120 000 ms. Checked on a timer of at most a second (an eighth of
+   * the limit), so a task fails up to that much later. A safety net: CFSSL has no limit at all.
+   */
+  taskTimeoutMs?: number;
+  /** How long `close()` waits for accepted tasks before stopping the workers; default 10 000 ms. */
+  closeTimeoutMs?: number;
+  /** Receives pool-level failures (a worker that crashed, went silent or cannot start); default: ignored. */
+  onError?: (error: unknown) => void;
+  /** V8 young generation limit per worker (MiB); default {@link DEFAULT_WORKER_YOUNG_GENERATION_MB}. */
+  maxYoungGenerationSizeMb?: number;
+  /**
+   * Most waiting tasks one message to a worker carries; default `defaultMaxTasksPerMessage(size)`
+   * (8 shared by the workers, at least 2); `1` sends every task alone. When a worker frees up it
+   * takes its share of the waiting tasks (all of them split over the free workers, at most this
+   * many) and starts them together. A task still waiting on I/O one turn later (an AIA fetch) is
+   * answered on its own when it settles, so it never holds the others of its message.
+   */
+  maxTasksPerMessage?: number;
+  /**
+   * How long a worker that owes tasks may stay silent before it counts as stuck; default
+   * {@link DEFAULT_MESSAGE_TIMEOUT_MS} (at least three heartbeats). Every worker posts a heartbeat
+   * from a timer every `heartbeatIntervalMs`; one not heard from has an event loop that does not run
+   * (a native block; nothing certsmith runs computes for seconds without an await). The stuck worker
+   * is replaced and its tasks go to another worker once (a second time they fail with 503). A task
+   * that is merely long (RSA-8192 primes, a slow AIA server) on a worker that keeps its heartbeat is
+   * left alone. See `docs/performance.md` ("A stuck worker").
+   */
+  messageTimeoutMs?: number;
+  /** Interval of the workers' heartbeats, ms; default 2 000 (tests shorten it). */
+  heartbeatIntervalMs?: number;
+}
+
+/** Default {@link WorkerPoolOptions.messageTimeoutMs}. */
+export const DEFAULT_MESSAGE_TIMEOUT_MS = 15_000;
+
+/** Default young generation limit of each worker thread, MiB (semi-spaces of 4 MiB). */
+export const DEFAULT_WORKER_YOUNG_GENERATION_MB = 12;
+
+/** Longest `close()` waits for the pool's first workers to finish starting before stopping them. */
+const STARTING_WORKERS_WAIT_MS = 5_000;
+
+/**
+ * Default {@link WorkerPoolOptions.size}: one worker per CPU but one, at least one. The event loop
+ * needs a core of its own (it parses and answers every request, and hands work to the workers);
+ * with as many workers as CPUs the three busy threads of a 2-core machine contended for two cores:
+ * newcert at 16 clients took ≈10% more CPU per request with two workers than with one, and bundle
+ * ≈10% more, for no more requests per second, and each worker holds its own trust data.
+ */
+export function defaultWorkerCount(): number {
+  return Math.max(1, availableParallelism() - 1);
+}
+
+/** A running pool. */
+export interface WorkerPool extends TaskRunner {
+  /** Number of worker threads. */
+  readonly size: number;
+  /** Maximum number of waiting tasks. */
+  readonly maxQueue: number;
+  /** Tasks accepted and not yet settled (running + waiting). */
+  readonly pending: number;
+  /** Tasks waiting for a worker now. */
+  readonly queued: number;
+  /** Names of the tasks this pool can run. */
+  readonly taskNames: readonly string[];
+  /**
+   * Resolves once every worker the pool started with can take tasks (its init hooks have run),
+   * rejects when a worker cannot start. Tasks run before that wait in the queue.
+   */
+  ready(): Promise<void>;
+}
+
+/**
+ * Location of the worker entry. Always the built `dist/worker-entry.js`: under vitest this module is
+ * `src/worker-pool.ts`, and {@link resolveBuiltModule} maps the sibling source to it.
+ */
+export function workerEntryUrl(): string {
+  return resolveBuiltModule(new URL(import.meta.url.endsWith('.ts') ? './worker-entry.ts' : './worker-entry.js', import.meta.url).href);
+}
+
+/**
+ * Start a pool of `size` workers for `tasks`. Fails fast when the built worker entry is missing
+ * (run `npm run build` first: workers cannot run TypeScript).
+ */
+export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
+  const size = options.size ?? defaultWorkerCount();
+  positiveInteger('size', size);
+  const maxQueue = options.maxQueue ?? size * 64;
+  if (!Number.isInteger(maxQueue) || maxQueue < 0) throw new RangeError(`worker pool maxQueue must be a non-negative integer, got ${maxQueue}`);
+  const maxTasksPerMessage = options.maxTasksPerMessage ?? defaultMaxTasksPerMessage(size);
+  positiveInteger('maxTasksPerMessage', maxTasksPerMessage);
+  const heartbeatIntervalMs = options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
+  const messageTimeoutMs = options.messageTimeoutMs ?? DEFAULT_MESSAGE_TIMEOUT_MS;
+  const taskTimeoutMs = options.taskTimeoutMs ?? 120_000;
+  const closeTimeoutMs = options.closeTimeoutMs ?? 10_000;
+  for (const [name, value] of Object.entries({ heartbeatIntervalMs, messageTimeoutMs, taskTimeoutMs })) {
+    if (!(value > 0)) throw new RangeError(`worker pool ${name} must be positive, got ${value}`);
+  }
+  const retryAfterSeconds = options.retryAfterSeconds ?? 1;
+  const onError = options.onError ?? (() => undefined);
+
+  const registered = new Map<string, TaskDefinition>();
+  const taskModules: Record<string, string> = {};
+  for (const task of options.tasks) {
+    const existing = registered.get(task.name);
+    if (existing !== undefined && existing !== task) throw new TypeError(`two different tasks are named "${task.name}"`);
+    registered.set(task.name, task);
+    taskModules[task.name] = resolveBuiltModule(task.module);
+  }
+  const filename = fileURLToPath(workerEntryUrl());
+  if (!existsSync(filename)) throw new Error(`worker entry ${filename} does not exist; build the workspace first (npm run build)`);
+  const setup: WorkerSetup = { taskModules, inits: resolveWorkerInits(options.init), heartbeatIntervalMs };
+  const start: WorkerStart = {
+    filename,
+    setup,
+    execArgv: workerExecArgv(process.execArgv),
+    maxYoungGenerationSizeMb: options.maxYoungGenerationSizeMb ?? DEFAULT_WORKER_YOUNG_GENERATION_MB,
+  };
+
+  const queue = new TaskQueue(size + maxQueue);
+  const endOfTurn = new EndOfTurn(dispatch);
+  let closing: Promise<void> | null = null;
+  let lastTaskId = 0;
+  /** Resolves `close()`'s wait once no task is pending. */
+  let drained: (() => void) | null = null;
+
+  const workers = new WorkerSet(size, start, {
+    free: () => dispatch(),
+    answered(items, outcomes) {
+      for (let index = 0; index < items.length; index += 1) {
+        const item = items[index]!;
+        const outcome = outcomes[index];
+        if (outcome !== null && outcome !== undefined) settle(item, outcome);
+        // Still running (waiting on I/O or libuv's thread pool): its outcome comes on its own.
+        else if (item.state === 'sent') item.state = 'late';
+      }
+    },
+    late: (item, outcome) => settle(item, outcome),
+    exited: (handle, owed, cause) => recovery.workerExited(handle, owed, cause),
+    startFailed(error, owed) {
+      for (const item of [...owed, ...queue]) fail(item, error);
+    },
+    report: onError,
+  });
+  const recovery = new Recovery({
+    retryAfterSeconds,
+    taskTimeoutMs,
+    closing: () => closing !== null,
+    fail,
+    requeue(items) {
+      for (const item of items) {
+        item.state = 'waiting';
+        item.owner = null;
+      }
+      queue.unshift(items);
+      dispatch();
+    },
+    retire: (handle) => workers.retire(handle),
+    report: onError,
+  });
+  // One timer watches deadlines and silent workers.
+  const silenceMs = Math.max(messageTimeoutMs, 3 * heartbeatIntervalMs);
+  const monitor = setInterval(
+    () => {
+      const now = performance.now();
+      expireTasks(now);
+      recovery.checkSilence(workers.workers(), now, silenceMs, messageTimeoutMs, 3 * heartbeatIntervalMs);
+    },
+    Math.max(10, Math.min(heartbeatIntervalMs, 1_000, taskTimeoutMs / 8)),
+  );
+  monitor.unref();
+
+  /** Tasks whose deadline has passed fail with 503; waiting ones are oldest first. */
+  function expireTasks(now: number): void {
+    for (const item of queue) {
+      if (item.deadline > now) break;
+      queue.remove(item);
+      recovery.timeOut(item);
+    }
+    for (const owner of workers.owners()) {
+      for (const item of [...owner.owed]) if (item.deadline <= now) recovery.timeOut(item);
+    }
+  }
+
+  /** Send waiting tasks to free workers, each its share (see `batching.ts`). */
+  function dispatch(): void {
+    while (queue.length > 0) {
+      const free = workers.free();
+      if (free.length === 0) return;
+      const items = queue.take(batchShare(queue.length, free.length, maxTasksPerMessage));
+      if (items.length === 0) return;
+      try {
+        free[0]!.send(items);
+      } catch (error) {
+        // An input that cannot be cloned: a caller's bug. Only these tasks fail.
+        for (const item of items) fail(item, error);
+      }
+    }
+  }
+
+  function settle(item: PooledTask, outcome: TaskOutcome): void {
+    if (!finish(item)) return;
+    if (outcome.ok) return item.resolve(outcome.result);
+    // The task's error rebuilt on this thread: same `code`, `name` and `message`.
+    const error = fromErrorPayload(outcome.error);
+    if (outcome.stack !== undefined) error.stack = outcome.stack;
+    item.reject(error);
+  }
+
+  function fail(item: PooledTask, error: unknown): void {
+    if (finish(item)) item.reject(error);
+  }
+
+  function finish(item: PooledTask): boolean {
+    if (item.state === 'settled') return false;
+    if (item.owner !== null) item.owner.owed.delete(item);
+    item.state = 'settled';
+    item.owner = null;
+    queue.release();
+    if (queue.pending === 0) {
+      workers.reference(false);
+      drained?.();
+    }
+    return true;
+  }
+
+  function enqueue<TOutput>(task: TaskDefinition, input: unknown, signal: AbortSignal | undefined): Promise<TOutput> {
+    if (!queue.admit()) throw new ServiceUnavailableError('server is busy: the worker queue is full, retry later', retryAfterSeconds);
+    workers.reference(true);
+    lastTaskId += 1;
+    let item!: PooledTask;
+    const result = new Promise<TOutput>((resolve, reject) => {
+      item = new PooledTask(lastTaskId, task.name, input, taskTimeoutMs, performance.now(), resolve as (result: unknown) => void, reject);
+    });
+    queue.push(item);
+    endOfTurn.schedule();
+    if (signal !== undefined) abortWith(item, signal, result);
+    return result;
+  }
+
+  /**
+   * A caller's signal: a task still waiting leaves the queue; one already sent is answered at once
+   * with the signal's reason and its outcome is dropped when it comes (its worker is not stopped:
+   * that would fail the tasks sent with it).
+   */
+  function abortWith(item: PooledTask, signal: AbortSignal, outcome: Promise<unknown>): void {
+    const abort = (): void => {
+      if (item.state === 'waiting') queue.remove(item);
+      fail(item, signal.reason);
+    };
+    if (signal.aborted) return abort();
+    signal.addEventListener('abort', abort, { once: true });
+    const forget = (): void => signal.removeEventListener('abort', abort);
+    outcome.then(forget, forget);
+  }
+
+  return {
+    size,
+    maxQueue,
+    get pending() {
+      return queue.pending;
+    },
+    get queued() {
+      return queue.length;
+    },
+    taskNames: [...registered.keys()],
+    ready: () => workers.ready,
+    run<TInput, TOutput>(task: TaskDefinition<TInput, TOutput>, input: TInput, runOptions?: RunTaskOptions): Promise<TOutput> {
+      try {
+        if (registered.get(task.name) === undefined) throw new UnknownTaskError(task.name, [...registered.keys()]);
+        if (closing !== null) throw new ServiceUnavailableError('server is shutting down', retryAfterSeconds);
+        if (workers.startFailure !== null) throw workers.startFailure;
+        return enqueue<TOutput>(task, input, runOptions?.signal);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+    close() {
+      closing ??= (async () => {
+        // Accepted tasks (running and waiting) are answered first, as long as closeTimeoutMs allows.
+        if (queue.pending > 0) await within(new Promise<void>((resolve) => (drained = resolve)), closeTimeoutMs);
+        clearInterval(monitor);
+        for (const item of [...queue]) fail(item, new ServiceUnavailableError('server is shutting down', retryAfterSeconds));
+        // What the workers still owe fails as they exit (Recovery: the pool is closing).
+        await workers.stop(STARTING_WORKERS_WAIT_MS);
+      })();
+      return closing;
+    },
+  };
+}
+
+function positiveInteger(name: string, value: number): void {
+  if (!Number.isInteger(value) || value < 1) throw new RangeError(`worker pool ${name} must be a positive integer, got ${value}`);
+}
