@@ -28,8 +28,8 @@ import type { Server } from 'node:http';
 import { bundleContextConfig, bundleWarmUpTask, warmUpBundleWorkers } from '@certsmith/bundler';
 import { setFlagsFromString } from 'node:v8';
 import { describeProblem, ecdsaKeyBackend } from '@certsmith/issuer';
-import { createWorkerPool } from '@certsmith/worker-pool';
-import type { WorkerInit, WorkerPool } from '@certsmith/worker-pool';
+import { createInlineTaskRunner, createWorkerPool } from '@certsmith/worker-pool';
+import type { TaskDefinition, WorkerInit, WorkerPool } from '@certsmith/worker-pool';
 import { VERSION } from './cli-program.js';
 import { ServerOptionError } from './errors.js';
 import { loadServerConfig } from './config-file.js';
@@ -155,6 +155,7 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
 
   let pool;
   let warmUp = false;
+  let eventLoopTasks: TaskDefinition[] = [];
   let server;
   let bound;
   let shuttingDown = false;
@@ -176,11 +177,14 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
     warmUp = hasTrustFiles && tasks.some((task) => task.name === 'bundle' || task.name === 'bundle.json');
     if (hasTrustFiles && !warmUp) logger.info({ trust: await checkTrustFiles(options) }, 'trust files loaded');
     if (warmUp) tasks.push(bundleWarmUpTask);
+    // The built-in bundle tasks (not an embedder's, which may not be safe to run on the event loop).
+    eventLoopTasks = collectTasks(builtIn.filter((operation) => !extraNames.has(operation.name))).filter((task) => EVENT_LOOP_TASK_NAMES.has(task.name));
     pool = createWorkerPool({
       tasks,
       size: options.workers,
       maxQueue: options.maxQueue,
       init: workerInits(registry.directory, options),
+      ...(eventLoopTasks.length > 0 ? { callerThread: { maxTasks: EVENT_LOOP_TASKS, tasks: eventLoopTasks } } : {}),
       onError: (error) => logger.error({ err: error }, 'worker pool error'),
     });
   } catch (error) {
@@ -193,7 +197,7 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
   let metricsServer: Server | null = null;
   let metricsUrl = '';
   try {
-    if (warmUp) logger.info({ trust: await warmUpTrust(pool, options, metrics.workerMetricsChannel) }, 'trust files loaded');
+    if (warmUp) logger.info({ trust: await warmUpTrust(pool, options, metrics.workerMetricsChannel, eventLoopTasks.length > 0) }, 'trust files loaded');
     metrics.watchWorkerPool(pool);
     // `/metrics` on the API port unless --metrics-address moves it to its own listener.
     const routes: RawRoute[] = options.metricsAddress === undefined ? [createMetricsRoute(metrics)] : [];
@@ -292,8 +296,21 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
 }
 
 /**
+ * Most tasks the event loop runs at a time while every worker is busy (the pool's `callerThread`),
+ * and which. On 2 cores with one worker, the hand-offs between the event loop, the worker and the
+ * clients leave a third to half a core idle at 16 clients; letting the event loop run two waiting
+ * bundle tasks raised bundle throughput by 4–20% in five sessions. Not newcert (−3 to +13%, no gain
+ * on average: its event-loop share is larger, and the event loop became the bottleneck), and more
+ * tasks at a time, or only while the event loop had been idle, did no better (docs/performance.md,
+ * "Worker pool pass").
+ */
+const EVENT_LOOP_TASKS = 2;
+const EVENT_LOOP_TASK_NAMES: ReadonlySet<string> = new Set(['bundle', 'bundle.json']);
+
+/**
  * The per-thread setup the issuing use case gives the pool: local-key signers are recreated in
- * every worker (so newcert issues there end to end), and `--key-pool` is split over the workers.
+ * every thread that runs tasks (so newcert issues there end to end), and `--key-pool` is split over
+ * the workers.
  */
 function workerInits(signers: SignerDirectory, options: ServerOptions): WorkerInit[] {
   return [workerSignersInit(signers.entries), workerKeyPoolInit(options.keyPool, options.workers)].filter((init) => init !== null);
@@ -320,11 +337,26 @@ const TRUST_FILE_FLAGS = { caBundleFile: '--ca-bundle', intBundleFile: '--int-bu
 
 /**
  * Load the trust files in every worker of `pool` before listening (one `bundle.warm-up` task per
- * worker). A file that fails is a {@link TrustFileError} naming its flag, with the loader's code.
- * The config is the bundle endpoint's (same `metricsChannel`), so the requests reuse what loaded.
+ * worker), and on this thread too when the event loop runs bundle tasks (`eventLoop`): none of them
+ * may load the files on a request's time. A file that fails is a {@link TrustFileError} naming its
+ * flag, with the loader's code. The config is the bundle endpoint's (same `metricsChannel`), so the
+ * requests reuse what loaded.
  */
-async function warmUpTrust(pool: WorkerPool, options: ServerOptions, metricsChannel: string): Promise<TrustSummary> {
-  const outcome = await warmUpBundleWorkers(pool, bundleContextConfig({ ...options, metricsChannel }), pool.size);
+async function warmUpTrust(pool: WorkerPool, options: ServerOptions, metricsChannel: string, eventLoop: boolean): Promise<TrustSummary> {
+  const config = bundleContextConfig({ ...options, metricsChannel });
+  const inWorkers = warmUpBundleWorkers(pool, config, pool.size);
+  // Awaited below; until then a rejection (a pool that cannot start) must not count as unhandled.
+  inWorkers.catch(() => undefined);
+  const outcome = await (async () => {
+    if (!eventLoop) return inWorkers;
+    // The workers' tasks leave first (parsing here blocks this thread, and with it the dispatch of
+    // their tasks): both threads then load in parallel.
+    await pool.ready().catch(() => undefined);
+    await new Promise((resolve) => setImmediate(resolve));
+    const here = await warmUpBundleWorkers(createInlineTaskRunner(), config, 1);
+    const there = await inWorkers;
+    return there.ok ? here : there;
+  })();
   if (!outcome.ok) {
     const flag = outcome.file === null ? '--ca-bundle' : TRUST_FILE_FLAGS[outcome.file];
     throw new TrustFileError(outcome.error.code, flag, outcome.error.message);

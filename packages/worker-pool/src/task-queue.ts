@@ -48,12 +48,16 @@ export class TaskQueue {
     this.head = 0;
   }
 
-  /** Take up to `count` tasks from the front; a task marked `alone` is taken only by itself. */
-  take(count: number): PooledTask[] {
+  /**
+   * Take up to `count` tasks from the front; a task marked `alone` is taken only by itself. With
+   * `accept`, taking stops at the first task it refuses (the queue stays in order).
+   */
+  take(count: number, accept?: (item: PooledTask) => boolean): PooledTask[] {
     const taken: PooledTask[] = [];
     while (taken.length < count && this.head < this.items.length) {
       const item = this.items[this.head]!;
       if (item !== null && item.alone && taken.length > 0) break;
+      if (item !== null && accept !== undefined && !accept(item)) break;
       this.items[this.head] = null;
       this.head += 1;
       if (item === null) this.removed -= 1;

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { threadId } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { delayedExitTask } from '../test-fixtures/crash-tasks.mjs';
+import { delayedExitTask, exitTask, whoTask } from '../test-fixtures/crash-tasks.mjs';
 import { initCallsTask } from '../test-fixtures/init-hooks.mjs';
 import { batchMatesTask, codedFailureTask, echoTask, gateTask, uncloneableNowTask, plainFailureTask, rendezvousTask, sleepTask, uncloneableLaterTask } from '../test-fixtures/test-tasks.mjs';
 import { defaultMaxTasksPerMessage } from './batching.js';
@@ -473,4 +473,76 @@ describe('workerExecArgv', () => {
   it('drops a lone per-process flag', () => {
     expect(workerExecArgv(['--trace-gc'])).toEqual([]);
   });
+});
+
+describe('createWorkerPool callerThread', () => {
+  const hooks = new URL('../test-fixtures/init-hooks.mjs', import.meta.url);
+
+  it('runs waiting tasks on the calling thread while every worker is busy, after its init hooks', () =>
+    withPool({ size: 1, tasks: [gateTask, echoTask, initCallsTask], init: [{ module: hooks, data: 'main too' }], callerThread: { maxTasks: 2 } }, async (pool) => {
+      const gate = new SharedArrayBuffer(4);
+      const blocker = pool.run(gateTask, { gate, timeoutMs: 20_000 });
+      await nextTurn();
+      // The first task the caller would take starts its init hooks; until they are done, tasks wait.
+      const answers = await Promise.all([1, 2, 3].map((n) => pool.run(echoTask, n)));
+      expect(answers.map((answer) => answer.threadId)).toEqual([threadId, threadId, threadId]);
+      expect(answers.map((answer) => answer.input)).toEqual([1, 2, 3]);
+      await expect(pool.run(initCallsTask, {})).resolves.toMatchObject({ calls: ['main too'], threadId });
+      openGate(gate);
+      await blocker;
+      // With the worker free again, tasks go to it.
+      expect((await pool.run(echoTask, 'worker')).threadId).not.toBe(threadId);
+    }));
+
+  it('gives the calling thread copies: input and result are cloned, errors keep their code', () =>
+    withPool({ size: 1, tasks: [gateTask, echoTask, codedFailureTask], callerThread: { maxTasks: 4 } }, async (pool) => {
+      const gate = new SharedArrayBuffer(4);
+      const blocker = pool.run(gateTask, { gate, timeoutMs: 20_000 });
+      await nextTurn();
+      const input = { list: [1, 2] };
+      const [echoed, failed] = await Promise.allSettled([pool.run(echoTask, input), pool.run(codedFailureTask, {})]);
+      expect(echoed).toMatchObject({ status: 'fulfilled', value: { input: { list: [1, 2] }, threadId } });
+      expect((echoed as PromiseFulfilledResult<{ input: unknown }>).value.input).not.toBe(input);
+      expect(failed).toMatchObject({ status: 'rejected', reason: { code: 1002, message: 'Failed to decode certificate' } });
+      openGate(gate);
+      await blocker;
+    }));
+
+  it('runs only the tasks it lists on the calling thread', () =>
+    withPool({ size: 1, tasks: [gateTask, echoTask, whoTask], callerThread: { maxTasks: 4, tasks: [echoTask] } }, async (pool) => {
+      const gate = new SharedArrayBuffer(4);
+      const blocker = pool.run(gateTask, { gate, timeoutMs: 20_000 });
+      await nextTurn();
+      const [echoed, who] = [pool.run(echoTask, 'here'), pool.run(whoTask, {})];
+      expect((await echoed).threadId).toBe(threadId);
+      // Not listed: it waits for the worker.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(pool.queued).toBe(1);
+      openGate(gate);
+      await blocker;
+      expect((await who).threadId).not.toBe(threadId);
+      expect(() => createWorkerPool({ size: 1, tasks: [echoTask], callerThread: { maxTasks: 0 } })).toThrow(RangeError);
+    }));
+
+  it('never runs a task sent again after a crash on the calling thread', () =>
+    withPool({ size: 1, tasks: [exitTask, whoTask, gateTask], callerThread: { maxTasks: 4 } }, async (pool) => {
+      // The crash sends both again, each alone, to workers only: the innocent one completes there.
+      const [crashing, innocent] = await Promise.allSettled([pool.run(exitTask, {}), pool.run(whoTask, {})]);
+      expect(crashing).toMatchObject({ status: 'rejected', reason: { code: 500 } });
+      expect(innocent.status).toBe('fulfilled');
+      expect((innocent as PromiseFulfilledResult<{ threadId: number }>).value.threadId).not.toBe(threadId);
+    }));
+
+  it('never runs tasks on the calling thread by default', () =>
+    withPool({ size: 1, tasks: [gateTask, echoTask], taskTimeoutMs: 1_500 }, async (pool) => {
+      const gate = new SharedArrayBuffer(4);
+      const blocker = pool.run(gateTask, { gate, timeoutMs: 20_000 });
+      await nextTurn();
+      const waiting = pool.run(echoTask, 'waits');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(pool.queued).toBe(1);
+      openGate(gate);
+      await blocker;
+      expect((await waiting).threadId).not.toBe(threadId);
+    }));
 });

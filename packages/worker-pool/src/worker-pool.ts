@@ -15,6 +15,7 @@ import { workerExecArgv } from './exec-argv.js';
 import { PooledTask } from './pooled-task.js';
 import { DEFAULT_HEARTBEAT_INTERVAL_MS } from './protocol.js';
 import type { TaskOutcome, WorkerSetup } from './protocol.js';
+import { CallerThreadLane } from './caller-thread-lane.js';
 import { Recovery } from './recovery.js';
 import { resolveBuiltModule } from './task.js';
 import type { TaskDefinition } from './task.js';
@@ -73,6 +74,25 @@ export interface WorkerPoolOptions {
   messageTimeoutMs?: number;
   /** Interval of the workers' heartbeats, ms; default 2 000 (tests shorten it). */
   heartbeatIntervalMs?: number;
+  /**
+   * Let the calling thread (the server's event loop) run waiting tasks too while every worker is
+   * busy; default: never. See {@link CallerThreadOptions}.
+   */
+  callerThread?: CallerThreadOptions;
+}
+
+/**
+ * The calling thread as an extra lane ({@link WorkerPoolOptions.callerThread}): while every worker
+ * is busy and tasks wait, it runs up to `maxTasks` of them at a time at the end of its turn, with
+ * worker semantics (input and result cloned, errors as payloads), after running the init hooks
+ * once. A task that crashes or blocks its thread takes the whole process with it there: list only
+ * tasks that cannot.
+ */
+export interface CallerThreadOptions {
+  /** Most tasks the calling thread runs at a time (a positive integer). */
+  maxTasks: number;
+  /** The tasks it may run; default every task of the pool. */
+  tasks?: readonly TaskDefinition[];
 }
 
 /** Default {@link WorkerPoolOptions.messageTimeoutMs}. */
@@ -202,6 +222,24 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     retire: (handle) => workers.retire(handle),
     report: onError,
   });
+  const callerThread = options.callerThread;
+  if (callerThread !== undefined) positiveInteger('callerThread.maxTasks', callerThread.maxTasks);
+  const callerMayRun = callerThread?.tasks === undefined ? null : new Set(callerThread.tasks.map((task) => task.name));
+  /**
+   * Whether the calling thread may run `item`: a listed task, and never one sent again after a
+   * worker crashed or went silent with it — it may be the task that did it, and there it would take
+   * the whole process along.
+   */
+  const mayRunOnCaller = (item: PooledTask): boolean => !item.resent && (callerMayRun === null || callerMayRun.has(item.name));
+  const callerLane =
+    callerThread !== undefined
+      ? new CallerThreadLane(taskModules, setup.inits, {
+          settled: (item, outcome) => settle(item, outcome),
+          free: () => dispatch(),
+          failed: onError,
+        })
+      : null;
+
   // One timer watches deadlines and silent workers.
   const silenceMs = Math.max(messageTimeoutMs, 3 * heartbeatIntervalMs);
   const monitor = setInterval(
@@ -221,7 +259,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       queue.remove(item);
       recovery.timeOut(item);
     }
-    for (const owner of workers.owners()) {
+    const owners: Iterable<{ readonly owed: Iterable<PooledTask> }> = callerLane === null ? workers.owners() : [...workers.owners(), callerLane];
+    for (const owner of owners) {
       for (const item of [...owner.owed]) if (item.deadline <= now) recovery.timeOut(item);
     }
   }
@@ -230,7 +269,15 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   function dispatch(): void {
     while (queue.length > 0) {
       const free = workers.free();
-      if (free.length === 0) return;
+      if (free.length === 0) {
+        // Every worker is busy: the calling thread takes a few itself (docs/performance.md, "Worker
+        // pool pass": on 2 cores the hand-offs leave part of a core idle).
+        if (callerLane !== null && workers.started && callerLane.available()) {
+          const items = queue.take(callerThread!.maxTasks, mayRunOnCaller);
+          if (items.length > 0) callerLane.take(items);
+        }
+        return;
+      }
       const items = queue.take(batchShare(queue.length, free.length, maxTasksPerMessage));
       if (items.length === 0) return;
       try {

@@ -8,6 +8,7 @@
  * Background refills need the worker's event loop to run between tasks, which it does: the pool
  * does not park idle workers in Atomics.wait (see `createWorkerPool`).
  */
+import { isMainThread } from 'node:worker_threads';
 import { createKeyPool, generateKey, generateKeyInThread, pooledKeySource } from '@certsmith/issuer';
 import type { GeneratedKey, KeyPool, KeyPoolSizes, KeySpec } from '@certsmith/issuer';
 import { tasksRunningInThisThread } from '@certsmith/worker-pool';
@@ -33,8 +34,13 @@ export function workerKeyPoolInit(sizes: Readonly<Record<string, number>> | unde
   return share === null ? null : { module: import.meta.url, data: share };
 }
 
-/** The init hook (see {@link workerKeyPoolInit}): start this worker's share of the key pool. */
+/**
+ * The init hook (see {@link workerKeyPoolInit}): start this worker's share of the key pool. Not on
+ * the main thread: the event loop runs tasks only while every worker is busy, and a pool there would
+ * make keys on the thread that serves every request, for those few tasks; they use fresh keys.
+ */
 export function initWorker(data: unknown): void {
+  if (isMainThread) return;
   startWorkerKeyPool(data as KeyPoolSizes);
 }
 
