@@ -4,6 +4,7 @@
  * the benchmark that compares the two).
  */
 import { Worker } from 'node:worker_threads';
+import { workerExecArgv } from '@certsmith/worker-pool';
 import { fromErrorPayload } from '@certsmith/x509-core';
 import type { ErrorPayload } from '@certsmith/x509-core';
 import { StoreClosedError, StoreUnavailableError, rebuildStoreError } from '../errors.js';
@@ -65,15 +66,14 @@ function threadEntryUrl(): URL {
   return new URL('./sqlite-thread.js', own);
 }
 
-/** Node flags for the thread: the parent's minus `--conditions` (which would point workspace packages at TypeScript sources). */
+/**
+ * Node flags for the thread: the parent's minus `--conditions` (which would point workspace packages
+ * at TypeScript sources) and minus the per-process V8 flags a Worker refuses — the `certsmith`
+ * executable itself runs with `--max-semi-space-size=4 --single-threaded-gc`, and passed again they
+ * stopped the thread from starting (`ERR_WORKER_INVALID_EXEC_ARGV`), and with it `certsmith serve`.
+ */
 function threadExecArgv(): string[] {
-  const kept: string[] = [];
-  for (let i = 0; i < process.execArgv.length; i += 1) {
-    const arg = process.execArgv[i]!;
-    if (arg === '--conditions' || arg === '-C') i += 1;
-    else if (!arg.startsWith('--conditions=') && !(arg.startsWith('-C') && arg.length > 2)) kept.push(arg);
-  }
-  return kept;
+  return workerExecArgv(process.execArgv);
 }
 
 type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: ErrorPayload };
