@@ -6,7 +6,9 @@
  * recovery without restarting certsmith; the password in no log line; start-up failures with exit
  * code 2; the inventory behind mutual TLS.
  */
+import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { request as httpsRequest } from 'node:https';
 import { loadDbConfigFile, openStore, serialToDecimal } from '@certsmith/cert-store';
 import { TestPki } from '@certsmith/test-pki';
@@ -147,6 +149,32 @@ describe('tidy from several instances on one database', () => {
       expect(left.certificates.map((row) => row.commonName).sort()).toEqual(['current.example', 'revoked-recent.example']);
     } finally {
       await Promise.all([first.close(), second.close()]);
+    }
+  });
+});
+
+describe('the certsmith executable (node with its V8 flags)', () => {
+  it('opens its default SQLite store in the data directory', async () => {
+    // The executable runs node with --max-semi-space-size and --single-threaded-gc, which threads
+    // must not inherit: the store's thread has to start under them too.
+    const bin = fileURLToPath(new URL('../apps/server/bin/certsmith.js', import.meta.url));
+    const child = spawn(bin, ['serve', '--port', '0', '--workers', '1', '--data-dir', scratch.path('data-bin')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      const listening = await Promise.race([
+        new Promise<boolean>((resolve) => child.stdout.on('data', () => output.includes('certsmith listening on') && resolve(true))),
+        exited.then(() => false),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 30_000).unref()),
+      ]);
+      expect(listening, output).toBe(true);
+      expect(output).toMatch(/"msg":"certificate store opened"/);
+      expect(output).toContain(`"location":"${scratch.path('data-bin/certs.db')}"`);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
     }
   });
 });
