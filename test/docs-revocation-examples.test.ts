@@ -5,7 +5,7 @@
  *
  * | marker | block | what this test does |
  * |---|---|---|
- * | `run` | sh | bash `-e -o pipefail` in the page's folder, one shell session per page (exports carry over), `certsmith` on PATH; documented `localhost:PORT` / `127.0.0.1:PORT` of a server started by a `serve` block are mapped to its real port; exit 0, and every JSON envelope printed says `success: true` |
+ * | `run` | sh | bash `-e -o pipefail` in the page's folder, one shell session per page (variables carry over), `certsmith` on PATH; documented `localhost:PORT` / `127.0.0.1:PORT` of a server started by a `serve` block are mapped to its real port; exit 0, and every JSON envelope printed says `success: true` |
  * | `run, expect C1 C2…` | sh | the same, but the envelopes printed must be errors with these codes, in order |
  * | `output` | text | every non-empty line of the block is a line (trimmed) of what the previous `run` printed (stdout and stderr) |
  * | `file NAME` | any | writes the block to NAME in the page's folder |
@@ -34,6 +34,16 @@ let bin: string;
 const servers = new Map<number, { process: CertsmithProcess; port: number }>();
 let lastOutput = '';
 
+/**
+ * Save the shell's variables (exported or not, as in one interactive session) for the next block:
+ * every variable except bash's own and read-only ones.
+ */
+const SAVE_SESSION = `for name in $(compgen -v); do
+  case $name in BASH*|PWD|OLDPWD|SHLVL|_|PPID|UID|EUID|GROUPS|FUNCNAME|RANDOM|SRANDOM|LINENO|SECONDS|EPOCH*|HISTCMD|PIPESTATUS|DIRSTACK|SHELLOPTS|COMP_*|HOSTNAME|HOSTTYPE|MACHTYPE|OSTYPE|IFS|PS1|PS2|PS4|OPTIND|OPTARG|OPTERR|name) continue ;; esac
+  declare -p "$name" 2>/dev/null | grep -v '^declare -[a-zA-Z]*r' || true
+done > .session.env
+`;
+
 /** The session's environment (exports of earlier blocks), as `serve` blocks need it. */
 async function sessionEnv(): Promise<NodeJS.ProcessEnv> {
   const result = await runShell('[ -f .session.env ] && source .session.env; env -0', dir, 10_000, { ...process.env, PATH: `${bin}:${process.env['PATH']}` });
@@ -54,7 +64,7 @@ function mapAddresses(text: string): string {
 }
 
 async function runBlock(block: Block): Promise<void> {
-  const script = `[ -f .session.env ] && source .session.env\n${mapAddresses(block.body)}\nexport -p > .session.env\n`;
+  const script = `[ -f .session.env ] && source .session.env\n${mapAddresses(block.body)}\n${SAVE_SESSION}`;
   const result = await runShell(script, dir, 120_000, { ...process.env, PATH: `${bin}:${process.env['PATH']}` });
   lastOutput = `${result.stdout}\n${result.stderr}`;
   const where = `docs/revocation.md:${block.line}`;

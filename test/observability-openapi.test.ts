@@ -102,6 +102,8 @@ describe('the served OpenAPI document', () => {
     const served = ['authsign', 'bundle', 'certinfo', 'health', 'info', 'newcert', 'newkey', 'sign'];
     // The certificate store's endpoints (certadd, the inventory) are described by their own tests.
     const store = ['/api/v1/cfssl/certadd', '/api/v1/certsmith/certificates', '/api/v1/certsmith/certificates/{aki}/{serial}'];
+    // Revocation on the store (revoke, the CRL in both forms) is described by its own tests.
+    store.push('/api/v1/cfssl/revoke', '/api/v1/cfssl/crl', '/api/v1/certsmith/crl/{label}');
     expect(Object.keys(document.paths).sort()).toEqual([...served.map((name) => `/api/v1/cfssl/${name}`), ...store, '/api/v1/cfssl/openapi.json', '/metrics'].sort());
     for (const name of served) {
       const [method, item] = Object.entries(document.paths[`/api/v1/cfssl/${name}`]!)[0]!;

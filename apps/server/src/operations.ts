@@ -19,7 +19,7 @@
  * the only issuing path left is `authsign` (HMAC token per profile).
  */
 import { bundleContextConfig } from '@certsmith/bundler';
-import type { Store } from '@certsmith/cert-store';
+import type { CertificateRowInput, Store } from '@certsmith/cert-store';
 import {
   createCertaddOperation,
   createGetCertificateOperation,
@@ -67,6 +67,8 @@ export interface ServerServices {
 const DISABLE_GROUPS: Readonly<Record<string, readonly string[]>> = {
   // The inventory is one feature: the list and the single lookup go together.
   certificates: ['certificates', 'certificate'],
+  // One CRL, two forms: CFSSL's JSON and the raw DER.
+  crl: ['crl', 'crl_der'],
 };
 
 /**
@@ -135,7 +137,13 @@ async function buildServedOperations(options: ServerOptions, services: ServerSer
     createBundleOperation({ ...options, metricsChannel: services.metricsChannel }),
   ];
   if (store !== undefined) {
-    operations.push(createCertaddOperation({ store }), createListCertificatesOperation({ store }), createGetCertificateOperation({ store }));
+    const revocation = services.revocation?.service;
+    // certadd'ed certificates get their OCSP response at once, as issued ones do.
+    const signAdded =
+      revocation === undefined || revocation === null
+        ? undefined
+        : (row: CertificateRowInput) => revocation.signRecorded({ serial: row.serial, authorityKeyId: row.authorityKeyId, status: row.status, reason: row.reason ?? 0, revokedAt: row.revokedAt ?? null });
+    operations.push(createCertaddOperation({ store, ...(signAdded === undefined ? {} : { afterInsert: signAdded }) }), createListCertificatesOperation({ store }), createGetCertificateOperation({ store }));
   } else {
     services.logger?.info({ endpoints: ['certadd', 'certificates', 'certificate'] }, 'no certificate store: certadd, the certificate inventory and certinfo by serial are not available');
   }

@@ -145,7 +145,7 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
   const storeMetrics = opened === null ? undefined : watchCertificateStore(metrics.registry, { store: opened.store, signers: registry.directory.entries });
   let revocation: ServerRevocation;
   try {
-    revocation = await startRevocation({ options, config, signers: signers.entries, logger, ...(env ? { env } : {}) });
+    revocation = await startRevocation({ options, config, signers: signers.entries, logger, ...(opened === null ? {} : { store: opened.store }), ...(env ? { env } : {}) });
   } catch (error) {
     await registry.close();
     metrics.close();
@@ -211,6 +211,7 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
       isShuttingDown: () => shuttingDown,
       routes,
       metrics,
+      mounts: revocation.mounts,
     });
     const limits = { headersTimeoutMs: options.headersTimeoutMs, bodyTimeoutMs: options.bodyTimeoutMs, maxConnections: options.maxConnections };
     server = createHttpServer(app, tls === undefined ? { logger, ...limits } : { tls, logger, ...limits });

@@ -23,6 +23,10 @@ import type { AnyOperation, OperationContext, PathTemplate, RequestLabels } from
 import { closeAfterResponse } from './lingering-close.js';
 import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, parseJsonObject, readRequestBody } from './request-body.js';
 import { validateRequest } from './validation.js';
+import { clientCommonName } from './client-auth.js';
+import { isUnderMount } from './mounted-handler.js';
+import type { MountedHandler } from './mounted-handler.js';
+import { RawResponse } from './raw-response.js';
 
 /** Path prefixes operations are served under: CFSSL's literal, and the `svc` alias. */
 export const API_PREFIXES: readonly string[] = ['/api/v1/cfssl/', '/api/v1/svc/'];
@@ -56,6 +60,11 @@ export interface AppOptions {
   routes?: readonly RawRoute[];
   /** Told about every finished request (metrics); must not throw. */
   metrics?: RequestObserver;
+  /**
+   * Handlers mounted at a path prefix, answered outside the envelope (the OCSP responder), matched
+   * before routes and operations.
+   */
+  mounts?: readonly MountedHandler[];
 }
 
 /** A route whose success body is sent as is (not in the CFSSL envelope). */
@@ -115,6 +124,7 @@ export function createApp(options: AppOptions): Koa {
     throw new RangeError(`bodyTimeoutMs must be a non-negative integer, got ${bodyTimeoutMs}`);
   }
   const isShuttingDown = options.isShuttingDown ?? (() => false);
+  const mounts = [...(options.mounts ?? [])];
   const routes = new Map<string, RawRoute>();
   for (const route of options.routes ?? []) {
     if (routes.has(route.path)) throw new TypeError(`two routes are served at "${route.path}"`);
@@ -213,6 +223,16 @@ export function createApp(options: AppOptions): Koa {
 
   app.use(async (ctx) => {
     const state = ctx.state as RequestState;
+    const mount = mounts.find((candidate) => isUnderMount(ctx.path, candidate.path));
+    if (mount !== undefined) {
+      state.operation = mount.name;
+      const body = ctx.method === 'POST' ? await readRequestBody(ctx.req, mount.maxBodyBytes ?? maxBodyBytes, bodyTimeoutMs) : new Uint8Array(0);
+      const answer = await mount.handle({ method: ctx.method, path: ctx.path, headers: ctx.headers, body });
+      ctx.status = answer.status;
+      for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value);
+      ctx.body = Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength);
+      return;
+    }
     const route = routes.get(ctx.path);
     if (route !== undefined) {
       state.operation = route.name;
@@ -252,6 +272,13 @@ export function createApp(options: AppOptions): Koa {
 
     const context = new RequestContext(state.requestId, operation, ctx, logger, taskRunner, declaredTasks.get(operation) as ReadonlySet<string>);
     const result = await operation.handle(request, context);
+    if (result instanceof RawResponse) {
+      ctx.status = 200;
+      for (const [name, value] of Object.entries(result.headers)) ctx.set(name, value);
+      ctx.set('Content-Type', result.contentType);
+      ctx.body = Buffer.from(result.body.buffer, result.body.byteOffset, result.body.byteLength);
+      return;
+    }
     send(ctx, 200, successEnvelope(result === undefined ? null : result, context.messages));
   });
 
@@ -365,6 +392,11 @@ class RequestContext implements OperationContext {
     private readonly taskRunner: TaskRunner,
     private readonly allowedTasks: ReadonlySet<string>,
   ) {}
+
+  /** The verified client certificate's subject CN (mutual TLS), read when asked. */
+  get clientCommonName(): string | null {
+    return clientCommonName(this.koa.req.socket);
+  }
 
   /** Made on first use: most requests never log through it. */
   get log(): Logger {

@@ -138,5 +138,21 @@ export { parseRfc3339 } from './store/rfc3339.js';
 export type { Rfc3339Time } from './store/rfc3339.js';
 export { watchCertificateStore, DEFAULT_COUNT_REFRESH_MS, OTHER_LABEL_VALUE } from './store/store-metrics.js';
 export type { CertificateStoreMetrics, CertificateStoreMetricsOptions, CaSignerSource } from './store/store-metrics.js';
-export { createOcspsignOperation, ocspsignRequestSchema, ocspsignResultSchema, OCSPSIGN_PARSE_MESSAGE } from './revocation/index.js';
-export type { OcspsignOperationOptions, OcspsignResult } from './revocation/index.js';
+export {
+  createOcspsignOperation,
+  ocspsignRequestSchema,
+  ocspsignResultSchema,
+  OCSPSIGN_PARSE_MESSAGE,
+  createRevokeOperation,
+  revokeRequestSchema,
+  revokeResultSchema,
+  REVOKE_PARSE_MESSAGE,
+  createCrlOperation,
+  createCrlFileOperation,
+  crlResultSchema,
+  CRL_FILE_PATH,
+} from './revocation/index.js';
+export type { OcspsignOperationOptions, OcspsignResult, RevokeOperationOptions, CrlOperationOptions } from './revocation/index.js';
+export { RawResponse } from './raw-response.js';
+export { isUnderMount } from './mounted-handler.js';
+export type { MountedHandler, MountedRequest, MountedResponse } from './mounted-handler.js';

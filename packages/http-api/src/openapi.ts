@@ -169,11 +169,10 @@ export function createOpenApiDocument(operations: readonly AnyOperation[], optio
       operationId: operation.name,
       ...(operation.summary ? { summary: operation.summary } : {}),
       responses: {
-        '200': {
-          description: 'Success envelope; `result` as below',
-          headers: requestIdHeader,
-          content: { 'application/json': { schema: successSchema } },
-        },
+        '200':
+          operation.rawContentType === undefined
+            ? { description: 'Success envelope; `result` as below', headers: requestIdHeader, content: { 'application/json': { schema: successSchema } } }
+            : { description: 'Sent as is, without the CFSSL envelope', headers: requestIdHeader, content: { [operation.rawContentType]: { schema: { type: 'string', format: 'binary' } } } },
         '400': errorRef('BadRequest'),
         ...(operation.mayAnswerNotFound ? { '404': errorRef('NotFound') } : {}),
         '405': errorRef('MethodNotAllowed'),

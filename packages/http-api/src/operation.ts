@@ -33,6 +33,11 @@ export interface OperationContext {
   readonly log: Logger;
   /** Aborted when the client disconnects before the response is sent. */
   readonly signal: AbortSignal;
+  /**
+   * The subject CN of the client certificate the server's mutual TLS verified (`''` when it has
+   * none), `null` without one (plain HTTP, or TLS without client certificates).
+   */
+  readonly clientCommonName: string | null;
   /** Run a worker task (on the pool in servers). Must be one of the operation's `tasks`. */
   runTask<TInput, TOutput>(task: TaskDefinition<TInput, TOutput>, input: TInput, options?: RunTaskOptions): Promise<TOutput>;
   /**
@@ -92,6 +97,12 @@ export interface OperationDefinition<TBody extends z.ZodType | undefined = z.Zod
    * certificate looked up by serial); the OpenAPI document then lists the 404.
    */
   readonly mayAnswerNotFound?: boolean;
+  /**
+   * The `Content-Type` of the document the operation answers with instead of the envelope (its
+   * handler returns a `RawResponse`), e.g. `application/pkix-crl`; also what the OpenAPI document
+   * describes. Errors still get the envelope.
+   */
+  readonly rawContentType?: string;
   /** Worker tasks the handler runs; the server registers them with its pool. */
   readonly tasks?: readonly TaskDefinition[];
   /** One-line description (OpenAPI `summary`). */

@@ -7,6 +7,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
+import { openStore } from '@certsmith/cert-store';
+import type { CertificateRecord } from '@certsmith/cert-store';
 import { parseOcspResponse } from '@certsmith/revocation';
 import { TestPki } from '@certsmith/test-pki';
 import { parseCertificate } from '@certsmith/x509-core';
@@ -15,6 +17,9 @@ import type { CommandIo } from './common.js';
 import { registerGencrlCommand } from './gencrl.js';
 import { registerOcspserveCommand } from './ocspserve.js';
 import { registerOcspsignCommand } from './ocspsign.js';
+import { registerOcspdumpCommand } from './ocspdump.js';
+import { registerOcsprefreshCommand } from './ocsprefresh.js';
+import { registerRevokeCommand } from './revoke.js';
 
 const OCSP_SIGNING = '1.3.6.1.5.5.7.3.9';
 const pki = new TestPki();
@@ -22,6 +27,8 @@ const ca = pki.root({ O: 'certsmith', CN: 'commands revocation CA' }, { key: 'ec
 const responder = pki.leaf('ocsp.commands.test', ca, { key: 'ecdsa-p256', keyLabel: 'cmd-rev-responder', dns: [], extKeyUsage: [OCSP_SIGNING], keyUsage: ['digitalSignature'] });
 const tlsOnly = pki.leaf('tls.commands.test', ca, { key: 'ecdsa-p256', keyLabel: 'cmd-rev-tls' });
 const leaf = pki.leaf('www.commands.test', ca, { keyLabel: 'cmd-rev-leaf' });
+const otherCa = pki.root({ O: 'certsmith', CN: 'commands other CA' }, { key: 'ecdsa-p256', keyLabel: 'cmd-rev-other-ca' });
+const otherLeaf = pki.leaf('www.other.commands.test', otherCa, { keyLabel: 'cmd-rev-other-leaf' });
 const serial = BigInt(`0x${parseCertificate(leaf.der).serialNumberHex}`);
 let dir: string;
 let stop: () => void = () => {};
@@ -49,6 +56,9 @@ async function cli(args: string[], onStdout?: (text: string) => void): Promise<R
   const program = new Command().exitOverride().configureOutput({ writeErr: (text) => void (run.err += text), writeOut: (text) => void (run.out += text) });
   registerOcspsignCommand(program, io);
   registerGencrlCommand(program, io);
+  registerRevokeCommand(program, io);
+  registerOcspdumpCommand(program, io);
+  registerOcsprefreshCommand(program, io);
   registerOcspserveCommand(program, io, { stopped: () => new Promise<void>((resolve) => (stop = resolve)) });
   try {
     await program.parseAsync(args, { from: 'user' });
@@ -68,7 +78,7 @@ function openssl(args: string[]): Promise<string> {
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'certsmith-revocation-commands-'));
-  for (const [name, certificate] of [['ca', ca], ['responder', responder], ['tls', tlsOnly], ['leaf', leaf]] as const) {
+  for (const [name, certificate] of [['ca', ca], ['responder', responder], ['tls', tlsOnly], ['leaf', leaf], ['other-ca', otherCa], ['other-leaf', otherLeaf]] as const) {
     await writeFile(join(dir, `${name}.pem`), certificate.pem);
     await writeFile(join(dir, `${name}-key.pem`), certificate.key.traditionalPem);
   }
@@ -174,5 +184,77 @@ describe('certsmith ocspserve', () => {
     const run = await cli(['ocspserve']);
     expect(run.code).toBe(1);
     expect(run.err).toContain('no response file or db-config provided, please set the one of these using either -responses or -db-config flags');
+  });
+});
+
+describe('certsmith revoke, ocsprefresh, ocspdump (on a SQLite store)', () => {
+  let rows: CertificateRecord[];
+
+  beforeAll(async () => {
+    await writeFile(join(dir, 'db.json'), JSON.stringify({ driver: 'sqlite3', data_source: join(dir, 'certs.db') }));
+    const store = await openStore({ driver: 'sqlite3', dataSource: join(dir, 'certs.db') }, { sqlite: { thread: false } });
+    rows = [await store.recordCertificate({ certificate: leaf.pem }), await store.recordCertificate({ certificate: otherLeaf.pem })];
+    await store.close();
+  });
+
+  const statuses = async (): Promise<Array<string | null>> => {
+    const store = await openStore({ driver: 'sqlite3', dataSource: join(dir, 'certs.db') }, { sqlite: { thread: false } });
+    try {
+      return await Promise.all(
+        rows.map(async (row) => {
+          const stored = await store.getOcspResponse(row.serial, row.authorityKeyId);
+          if (stored === null) return null;
+          const single = parseOcspResponse(stored.body).basic!.responses[0]!;
+          return single.status === 'revoked' ? `revoked ${single.reason ?? 0}` : single.status;
+        }),
+      );
+    } finally {
+      await store.close();
+    }
+  };
+
+  it("refreshes the rows of the CA it signs for, and warns about the other CA's instead of stopping", async () => {
+    const run = await cli(['ocsprefresh', '--db-config', 'db.json', '--ca', 'ca.pem', '--ca-key', 'ca-key.pem']);
+    expect(run.code).toBeUndefined();
+    expect(run.out).toBe('');
+    expect(run.err).toContain('1 certificates of CAs without a signer here skipped');
+    expect(await statuses()).toEqual(['good', null]);
+  });
+
+  it('revokes with CFSSL\'s flags, then ocsprefresh states it', async () => {
+    const row = rows[0]!;
+    const run = await cli(['revoke', '--db-config', 'db.json', '--serial', row.serial, '--aki', row.authorityKeyId, '--reason', 'superseded']);
+    expect(run).toMatchObject({ code: undefined, out: '', err: '' });
+    await cli(['ocsprefresh', '--db-config', 'db.json', '--ca', 'ca.pem', '--responder', 'responder.pem', '--responder-key', 'responder-key.pem', '--interval', '2h']);
+    expect(await statuses()).toEqual(['revoked 4', null]);
+  });
+
+  it('signs for every CA of a certsmith config', async () => {
+    await writeFile(
+      join(dir, 'two-cas.json'),
+      JSON.stringify({ db_config: 'db.json', signers: { default: { plugin: '@certsmith/signer-local', options: { certFile: 'ca.pem', keyFile: 'ca-key.pem' } }, other: { plugin: '@certsmith/signer-local', options: { certFile: 'other-ca.pem', keyFile: 'other-ca-key.pem' } } } }),
+    );
+    const run = await cli(['ocsprefresh', '--config', 'two-cas.json']);
+    expect(run.err).toBe('');
+    expect(run.code).toBeUndefined();
+    expect(await statuses()).toEqual(['revoked 4', 'good']);
+  });
+
+  it('dumps the unexpired responses, one base64 line each', async () => {
+    const run = await cli(['ocspdump', '--db-config', 'db.json']);
+    const lines = run.out.trimEnd().split('\n');
+    expect(lines).toHaveLength(2);
+    for (const line of lines) expect(parseOcspResponse(Buffer.from(line, 'base64')).status).toBe('successful');
+  });
+
+  it.each([
+    [['--db-config', 'db.json', '--aki', 'ab'], 1, 'serial number is required but not provided'],
+    [['--db-config', 'db.json', '--serial', '1'], 1, 'authority key id is required but not provided'],
+    [['--db-config', 'db.json', '--serial', '1', '--aki', 'ab'], 2, '{"code":11200,"message":"failed to revoke the certificate: certificate not found"}'],
+    [['--db-config', 'db.json', '--serial', '1', '--aki', 'ab', '--reason', 'bogus'], 2, '{"code":8200,"message":"Invalid revocation status"}'],
+  ])('revoke %j exits %d with CFSSL\'s message', async (args, code, message) => {
+    const run = await cli(['revoke', ...args]);
+    expect(run.code).toBe(code);
+    expect(run.err).toContain(message);
   });
 });

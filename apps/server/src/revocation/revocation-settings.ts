@@ -1,18 +1,21 @@
 /**
- * How `certsmith serve` signs OCSP responses: its flags (CFSSL's `--responder`, `--responder-key`,
- * `--interval`) over the config file's `revocation` section ({@link RevocationConfigSection}) over
- * the defaults: each CA signs its own OCSP responses, valid 96 h (CFSSL's `-interval`).
+ * How `certsmith serve` revokes: its flags (CFSSL's `--responder`, `--responder-key`, `--interval`;
+ * certsmith's `--ocsp-path`, `--revoke-auth-key`, `--revoke-client-cn`) over the config file's
+ * `revocation` section ({@link RevocationConfigSection}) over the defaults: the CA signs its own OCSP
+ * responses, valid 96 h (CFSSL's `-interval`); CRLs valid 168 h (CFSSL's `/crl` default); the
+ * responder not mounted; revoke open, as CFSSL's; other writers' revocations learnt as the store's
+ * change feed delivers them (PostgreSQL: at once, with a 5 s poll; SQLite: a 1 s poll).
  */
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Option } from 'commander';
 import type { Command } from 'commander';
-import { DEFAULT_OCSP_INTERVAL_MS } from '@certsmith/revocation';
+import { DEFAULT_CRL_VALIDITY_MS, DEFAULT_OCSP_INTERVAL_MS } from '@certsmith/revocation';
 import { ErrorCode } from '@certsmith/x509-core';
 import { ServerOptionError } from '../errors.js';
 import type { ResponderDefinition, RevocationConfigSection } from './revocation-config.js';
-import { MAX_VALIDITY_MS } from './revocation-config.js';
+import { MAX_VALIDITY_MS, checkClientCnPattern, checkOcspPath } from './revocation-config.js';
 import { durationFlag } from './flag-parsers.js';
 
 /** The revocation flags of `serve` (unset ones fall back to the config file, then the defaults). */
@@ -23,14 +26,35 @@ export interface RevocationFlags {
   responderKeyFile?: string;
   /** `--interval DURATION`: validity of signed OCSP responses (CFSSL), in ms. */
   ocspIntervalMs?: number;
+  /** `--ocsp-path PATH`: mount the OCSP responder in `serve` at this path. */
+  ocspPath?: string;
+  /** `--revoke-auth-key NAME`: `revoke` takes only requests authenticated with this `auth_keys` entry. */
+  revokeAuthKey?: string;
+  /** `--revoke-client-cn REGEX`: `revoke` needs a verified client certificate whose CN matches. */
+  revokeClientCn?: string;
 }
+
 
 /** What the server does about revocation. */
 export interface RevocationSettings {
   /** Validity of the OCSP responses the server signs (CFSSL `-interval`). */
   ocspIntervalMs: number;
+  /** Where `serve` mounts the OCSP responder, `null` when it does not. */
+  ocspPath: string | null;
+  nonces: 'ignore' | 'sign';
   /** Delegated responders (or `ca`) by signer label. */
   responders: ReadonlyMap<string, ResponderDefinition>;
+  /** nextUpdate − thisUpdate of the CRLs. */
+  crlValidityMs: number;
+  /** `auth_keys` entry revoke requests must be authenticated with, `null` for none. */
+  revokeAuthKey: string | null;
+  /** Client certificate CN pattern revoke requests need, `null` for none. */
+  revokeClientCn: string | null;
+  /**
+   * How often to look for revocations made by other writers of the store; `undefined`: the store's
+   * default (PostgreSQL: notified at once, polled every 5 s; SQLite: polled every second).
+   */
+  changePollIntervalMs: number | undefined;
 }
 
 async function readableFile(flag: string, path: string, code: number): Promise<string> {
@@ -61,6 +85,15 @@ export async function resolveRevocationFlags(flags: RevocationFlags = {}): Promi
   if (flags.ocspIntervalMs !== undefined && (!Number.isSafeInteger(flags.ocspIntervalMs) || flags.ocspIntervalMs < 60_000 || flags.ocspIntervalMs > MAX_VALIDITY_MS)) {
     throw new ServerOptionError(ErrorCode.BadRequest, '--interval', `must be from 1m to 8784h, got ${flags.ocspIntervalMs} ms`);
   }
+  if (flags.ocspPath !== undefined) {
+    const problem = checkOcspPath(flags.ocspPath);
+    if (problem !== null) throw new ServerOptionError(ErrorCode.BadRequest, '--ocsp-path', problem);
+  }
+  if (flags.revokeAuthKey === '') throw new ServerOptionError(ErrorCode.BadRequest, '--revoke-auth-key', 'must name an entry of the config file\'s auth_keys');
+  if (flags.revokeClientCn !== undefined) {
+    const problem = checkClientCnPattern(flags.revokeClientCn);
+    if (problem !== null) throw new ServerOptionError(ErrorCode.BadRequest, '--revoke-client-cn', problem);
+  }
   return resolved;
 }
 
@@ -73,7 +106,13 @@ export function revocationSettings(flags: RevocationFlags, section: RevocationCo
   }
   return {
     ocspIntervalMs: flags.ocspIntervalMs ?? section.ocspIntervalMs ?? DEFAULT_OCSP_INTERVAL_MS,
+    ocspPath: flags.ocspPath ?? section.ocspPath ?? null,
+    nonces: section.nonces ?? 'ignore',
     responders,
+    crlValidityMs: section.crlValidityMs ?? DEFAULT_CRL_VALIDITY_MS,
+    revokeAuthKey: flags.revokeAuthKey ?? section.revokeAuthKey ?? null,
+    revokeClientCn: flags.revokeClientCn ?? section.revokeClientCn ?? null,
+    changePollIntervalMs: section.changePollIntervalMs,
   };
 }
 
@@ -82,6 +121,9 @@ interface RevocationServeFlags {
   responder?: string;
   responderKey?: string;
   interval?: number;
+  ocspPath?: string;
+  revokeAuthKey?: string;
+  revokeClientCn?: string;
 }
 
 /** Add the revocation flags to the `serve` command. */
@@ -89,7 +131,10 @@ export function addRevocationServeOptions(command: Command): Command {
   return command
     .option('--responder <file>', 'OCSP responder certificate (PEM) of the default CA, issued by it with id-kp-OCSPSigning (default: the CA signs its own OCSP responses)')
     .option('--responder-key <file>', 'private key of --responder (PEM)')
-    .addOption(new Option('--interval <duration>', 'validity of the OCSP responses the server signs, a Go duration (default: 96h)').argParser(durationFlag(60_000, MAX_VALIDITY_MS)));
+    .addOption(new Option('--interval <duration>', 'validity of the OCSP responses the server signs, a Go duration (default: 96h)').argParser(durationFlag(60_000, MAX_VALIDITY_MS)))
+    .option('--ocsp-path <path>', 'serve the OCSP responder (RFC 6960, GET and POST) at this path, e.g. /ocsp (default: not served)')
+    .option('--revoke-auth-key <name>', 'revoke (and ocspsign) take only requests authenticated with this auth_keys entry of --config, as authsign')
+    .option('--revoke-client-cn <regex>', 'revoke (and ocspsign) need a client certificate (verified by --mutual-tls-ca) whose CN matches');
 }
 
 /** The {@link RevocationFlags} of parsed `serve` flags (`undefined` when none was given). */
@@ -99,5 +144,8 @@ export function revocationFlagsOf(parsed: object): RevocationFlags | undefined {
   if (flags.responder !== undefined) result.responderFile = flags.responder;
   if (flags.responderKey !== undefined) result.responderKeyFile = flags.responderKey;
   if (flags.interval !== undefined) result.ocspIntervalMs = flags.interval;
+  if (flags.ocspPath !== undefined) result.ocspPath = flags.ocspPath;
+  if (flags.revokeAuthKey !== undefined) result.revokeAuthKey = flags.revokeAuthKey;
+  if (flags.revokeClientCn !== undefined) result.revokeClientCn = flags.revokeClientCn;
   return Object.keys(result).length === 0 ? undefined : result;
 }

@@ -15,6 +15,8 @@ import { OcspIssuerMismatchError, decodeOcspSignRequest, signOcspRequest } from 
 import type { Certificate } from '@certsmith/x509-core';
 import * as z from 'zod';
 import { defineOperation } from '../operation.js';
+import { protectedRequest } from './request-protection.js';
+import type { RequestProtection } from './request-protection.js';
 
 /** CFSSL's text for a body that is not a sign request. */
 export const OCSPSIGN_PARSE_MESSAGE = 'Unable to parse sign request';
@@ -27,6 +29,8 @@ export const ocspsignRequestSchema = z
     reason: z.unknown().optional().describe('CRLReason code (integer) of a `revoked` status: 0–6 or 8–10'),
     revoked_at: z.unknown().optional().describe('`YYYY-MM-DD` (midnight UTC) or `now` (default) for a `revoked` status'),
     issuer_hash: z.unknown().optional().describe('CertID hash: `SHA1` (default), `SHA256`, `SHA384` or `SHA512`'),
+    token: z.unknown().optional().describe('with an auth key: base64 HMAC-SHA256 of the `request` bytes'),
+    request: z.unknown().optional().describe('with an auth key: base64 of the JSON ocspsign request'),
   })
   .describe('CFSSL OCSP sign request');
 
@@ -39,7 +43,7 @@ export interface OcspsignResult {
 export const ocspsignResultSchema = z.object({ ocspResponse: z.string().describe('base64 of the DER OCSPResponse') });
 
 /** What the ocspsign operation needs. */
-export interface OcspsignOperationOptions {
+export interface OcspsignOperationOptions extends RequestProtection {
   /** The OCSP signer of the CA that issued `certificate`, or `undefined` when the server has none. */
   identityFor(certificate: Certificate): OcspSigningIdentity | undefined;
   /** Validity of the responses (CFSSL `-interval`), in ms. */
@@ -55,8 +59,8 @@ export function createOcspsignOperation(options: OcspsignOperationOptions) {
     invalidBodyMessage: OCSPSIGN_PARSE_MESSAGE,
     summary: 'Sign an OCSP response for a certificate with the given status (the store is not changed)',
     result: ocspsignResultSchema,
-    async handle(body): Promise<OcspsignResult> {
-      const request = decodeOcspSignRequest(body);
+    async handle(body, context): Promise<OcspsignResult> {
+      const request = decodeOcspSignRequest(protectedRequest(body, context, options, OCSPSIGN_PARSE_MESSAGE));
       const identity = options.identityFor(request.certificate);
       if (identity === undefined) throw new OcspIssuerMismatchError();
       const response = await signOcspRequest(identity, request, { intervalMs: options.intervalMs });

@@ -5,7 +5,7 @@
  * PEM); the row keeps the values as given. Success is `{}` (CFSSL's serve has no OCSP signer for
  * certadd either). A duplicate (serial, AKI) is 11000 with the driver's text, as CFSSL.
  */
-import type { Store } from '@certsmith/cert-store';
+import type { CertificateRowInput, Store } from '@certsmith/cert-store';
 import * as z from 'zod';
 import { defineOperation } from '../operation.js';
 import { CERTADD_PARSE_MESSAGE, checkAddRequest, decodeAddRequest } from './certadd-request.js';
@@ -38,6 +38,11 @@ export const certaddResultSchema = z.object({}).describe('empty on success');
 export interface CertaddOperationOptions {
   /** The server's store (as `storeForRequests` gives it: 503 when unreachable). */
   store: Store;
+  /**
+   * Called with the row once it is stored, before answering (the server signs its OCSP response
+   * here, so an added certificate is answered by the OCSP responder at once).
+   */
+  afterInsert?(row: CertificateRowInput): Promise<void>;
 }
 
 /** The certadd operation over `store`. */
@@ -53,6 +58,7 @@ export function createCertaddOperation(options: CertaddOperationOptions) {
     async handle(body): Promise<Record<string, never>> {
       const row = checkAddRequest(decodeAddRequest(body as Record<string, unknown>));
       await store.insertCertificate(row);
+      await options.afterInsert?.(row);
       return {};
     },
   });
