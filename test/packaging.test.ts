@@ -51,7 +51,7 @@ const PACKAGES = ['packages', 'plugins'].flatMap((parent) =>
 const PUBLIC = PACKAGES.filter((entry) => entry.manifest.private !== true);
 const WORKSPACE_NAMES = new Map(PACKAGES.map((entry) => [entry.manifest.name, entry.manifest]));
 /** Packages whose dependencies are all certsmith packages: installable from tarballs alone. */
-const ISSUING = ['@certsmith/x509-core', '@certsmith/native-ec', '@certsmith/signer-api', '@certsmith/issuer', '@certsmith/signer-local', '@certsmith/ubiquity-rules'];
+const ISSUING = ['@certsmith/x509-core', '@certsmith/native-ec', '@certsmith/signer-api', '@certsmith/worker-pool', '@certsmith/issuer', '@certsmith/signer-local', '@certsmith/ubiquity-rules'];
 
 /**
  * What a package with a native addon (`gypfile`) ships besides its dist: the C source, the gyp file
@@ -271,14 +271,15 @@ describe('issuer, signer-api, signer-local and ubiquity-rules installed without 
   it('issues a certificate openssl verifies when used as libraries', async () => {
     await writeFile(
       join(issuing, 'use.mjs'),
-      `import { decodeNewCertificateRequest, defaultSigningPolicy, issueNewCertificate } from '@certsmith/issuer';
+      `import { createIssuer, createSignerDirectory, decodeNewCertificateRequest, defaultSigningPolicy } from '@certsmith/issuer';
 import { createDevelopmentCa, createLocalSignerFromPem, readDevelopmentCa } from '@certsmith/signer-local';
 import { SIGNER_API_VERSION } from '@certsmith/signer-api';
 import * as ubiquity from '@certsmith/ubiquity-rules';
 
 const ca = await readDevelopmentCa(await createDevelopmentCa(new URL('./data', import.meta.url).pathname));
 const signer = createLocalSignerFromPem(ca.certificatePem, ca.keyPem);
-const issued = await issueNewCertificate(decodeNewCertificateRequest({ request: { CN: 'library.example', hosts: ['library.example'] } }), signer, defaultSigningPolicy());
+const issuer = createIssuer({ signers: createSignerDirectory([{ label: 'default', signer, policy: defaultSigningPolicy() }]) });
+const issued = await issuer.newCertificate(decodeNewCertificateRequest({ request: { CN: 'library.example', hosts: ['library.example'] } }));
 await signer.close();
 console.log(JSON.stringify({
   resolved: ['@certsmith/issuer', '@certsmith/signer-local', '@certsmith/signer-api', '@certsmith/ubiquity-rules'].map((name) => import.meta.resolve(name)),

@@ -34,8 +34,9 @@ import {
   createSignOperation,
   newkeyOperation,
 } from '@certsmith/http-api';
-import type { AnyOperation, HealthContributor, IssueOperationOptions, Logger, SignerDirectory } from '@certsmith/http-api';
-import { policyHasAuthenticatedProfiles, policyHasUnauthenticatedProfiles } from '@certsmith/issuer';
+import type { AnyOperation, HealthContributor, IssueOperationOptions, Logger } from '@certsmith/http-api';
+import { createIssuer, policyHasAuthenticatedProfiles, policyHasUnauthenticatedProfiles } from '@certsmith/issuer';
+import type { RecordIssued, SignatureSite, SignerDirectory } from '@certsmith/issuer';
 import { BadRequestError } from '@certsmith/x509-core';
 import { pino } from 'pino';
 import type { ServerOptions } from './server-options.js';
@@ -46,6 +47,14 @@ import type { ServerRevocation } from './revocation/server-revocation.js';
 export interface ServerServices {
   /** Signers by label; without it the issuing endpoints (newcert, sign, authsign, info) are not served. */
   signers?: SignerDirectory;
+  /**
+   * Where signers that can be recreated per worker sign (the issuer's `signatureSite`, default
+   * `'here'`): `'worker'` only when the pool running the operations' tasks got the issuer's
+   * per-worker setup (`issuingWorkerInits`), as `startServer` does.
+   */
+  signatureSite?: SignatureSite;
+  /** Where issued certificates are recorded (the issuer's `recordIssued` port); absent: not recorded. */
+  recordIssued?: RecordIssued;
   /** Extra `/health` contributors (e.g. the signers map). */
   healthContributors?: readonly HealthContributor[];
   /** Where to log which endpoints are disabled and why. */
@@ -151,7 +160,13 @@ async function buildServedOperations(options: ServerOptions, services: ServerSer
   const signers = services.signers;
   if (signers === undefined) return operations;
 
-  const issue = { signers, bundler: issueBundlerConfig(options, services.metricsChannel), signerTimeoutMs: options.signerTimeoutMs };
+  const issuer = createIssuer({
+    signers,
+    signerTimeoutMs: options.signerTimeoutMs,
+    ...(services.signatureSite === undefined ? {} : { signatureSite: services.signatureSite }),
+    ...(services.recordIssued === undefined ? {} : { recordIssued: services.recordIssued }),
+  });
+  const issue: IssueOperationOptions = { issuer, bundler: issueBundlerConfig(options, services.metricsChannel) };
   operations.push(createNewcertOperation(issue), createInfoOperation(issue));
   const policies = signers.entries.map((entry) => entry.policy);
   if (policies.some(policyHasUnauthenticatedProfiles)) {

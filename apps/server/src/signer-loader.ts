@@ -7,7 +7,8 @@
  */
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import type { Logger, WorkerSignerRecipe } from '@certsmith/http-api';
+import type { Logger } from '@certsmith/http-api';
+import type { WorkerSignerRecipe } from '@certsmith/issuer';
 import {
   SIGNER_API_VERSION,
   assertSignerApiCompatible,

@@ -4,8 +4,9 @@
  * `default`. Built once at startup on the main thread; closed at shutdown. Also contributes the
  * `signers` map to `/health`.
  */
-import { createSignerDirectory } from '@certsmith/http-api';
-import type { HealthContributor, Logger, SignerDirectory, SignerEntry } from '@certsmith/http-api';
+import type { HealthContributor, Logger } from '@certsmith/http-api';
+import { createSignerDirectory } from '@certsmith/issuer';
+import type { SignerDirectory, SignerEntry } from '@certsmith/issuer';
 import type { SigningPolicy } from '@certsmith/issuer';
 import type { SignerEvent } from '@certsmith/signer-api';
 import { localSignerPlugin } from '@certsmith/signer-local';

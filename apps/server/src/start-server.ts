@@ -19,17 +19,16 @@ import {
   createServerMetrics,
   watchCertificateStore,
   METRICS_PATH,
-  workerKeyPoolInit,
-  workerSignersInit,
 } from '@certsmith/http-api';
-import type { AnyOperation, ApiTlsConfig, Logger, RawRoute, ServerMetrics, SignerDirectory, TlsConfigField } from '@certsmith/http-api';
+import type { AnyOperation, ApiTlsConfig, Logger, RawRoute, ServerMetrics, TlsConfigField } from '@certsmith/http-api';
 import type { Store } from '@certsmith/cert-store';
 import type { Server } from 'node:http';
 import { bundleContextConfig, bundleWarmUpTask, warmUpBundleWorkers } from '@certsmith/bundler';
 import { setFlagsFromString } from 'node:v8';
-import { describeProblem, ecdsaKeyBackend } from '@certsmith/issuer';
+import { describeProblem, ecdsaKeyBackend, issuingWorkerInits } from '@certsmith/issuer';
+import type { SignerDirectory } from '@certsmith/issuer';
 import { createInlineTaskRunner, createWorkerPool } from '@certsmith/worker-pool';
-import type { TaskDefinition, WorkerInit, WorkerPool } from '@certsmith/worker-pool';
+import type { TaskDefinition, WorkerPool } from '@certsmith/worker-pool';
 import { VERSION } from './cli-program.js';
 import { ServerOptionError } from './errors.js';
 import { loadServerConfig } from './config-file.js';
@@ -163,6 +162,8 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
   try {
     const builtIn = await buildOperations(options, {
       signers,
+      // The pool below gets the issuer's per-worker setup, so local-key signers sign in the workers.
+      signatureSite: 'worker',
       healthContributors: opened === null ? [registry.healthContributor] : [registry.healthContributor, storeHealthContributor(opened.store)],
       logger,
       metricsChannel: metrics.workerMetricsChannel,
@@ -183,7 +184,7 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
       tasks,
       size: options.workers,
       maxQueue: options.maxQueue,
-      init: workerInits(registry.directory, options),
+      init: issuingWorkerInits({ signers: registry.directory.entries, keyPool: options.keyPool, threads: options.workers }),
       ...(eventLoopTasks.length > 0 ? { callerThread: { maxTasks: EVENT_LOOP_TASKS, tasks: eventLoopTasks } } : {}),
       onError: (error) => logger.error({ err: error }, 'worker pool error'),
     });
@@ -307,15 +308,6 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
  */
 const EVENT_LOOP_TASKS = 2;
 const EVENT_LOOP_TASK_NAMES: ReadonlySet<string> = new Set(['bundle', 'bundle.json']);
-
-/**
- * The per-thread setup the issuing use case gives the pool: local-key signers are recreated in
- * every thread that runs tasks (so newcert issues there end to end), and `--key-pool` is split over
- * the workers.
- */
-function workerInits(signers: SignerDirectory, options: ServerOptions): WorkerInit[] {
-  return [workerSignersInit(signers.entries), workerKeyPoolInit(options.keyPool, options.workers)].filter((init) => init !== null);
-}
 
 /**
  * Turn off V8's allocation-site pretenuring for the whole process, before the worker pool starts.

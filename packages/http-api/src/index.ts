@@ -62,46 +62,10 @@ export {
   createSignOperation,
   createAuthsignOperation,
   createInfoOperation,
-  createSignerDirectory,
-  DEFAULT_LABEL,
-  UnknownLabelError,
-  SignerTimeoutError,
-  DEFAULT_SIGNER_TIMEOUT_MS,
-  withSignerTimeout,
-  keyAndCsrTask,
-  csrFactsTask,
-  newcertInWorkerTask,
-  signInWorkerTask,
-  workerSignerSpecs,
-  workerSignersInit,
-  workerSigning,
-  provideWorkerSigners,
-  perWorkerKeyPool,
-  workerKeyPoolInit,
-  startWorkerKeyPool,
-  workerKeySource,
-  workerKeyPool,
-  stopWorkerKeyPool,
-  selectSigningProfile,
-  signOnRoute,
-  signsLocally,
+  authsignRequestLabels,
+  issueCall,
 } from './issue/index.js';
-export type {
-  IssueOperationOptions,
-  NewcertResult,
-  NewkeyResult,
-  SignResultBody,
-  SignerDirectory,
-  SignerEntry,
-  SignerRoute,
-  NewcertInWorkerInput,
-  NewcertInWorkerOutput,
-  SignInWorkerInput,
-  SignInWorkerOutput,
-  WorkerSignerRecipe,
-  WorkerSignerSpec,
-  WorkerSigning,
-} from './issue/index.js';
+export type { IssueOperationOptions, NewcertResult, NewkeyResult, SignResultBody } from './issue/index.js';
 export { createBundleOperation, bundleRequestSchema, toBundleInput } from './bundle/index.js';
 export type { BundleOperationOptions, BundleRequest } from './bundle/index.js';
 export { createOpenApiRoute, OPENAPI_PATH } from './openapi-operation.js';
@@ -118,7 +82,6 @@ export {
   infoResultSchema,
   sumsSchema,
 } from './issue/issue-result-schemas.js';
-export { authsignRequestLabels } from './issue/sign-operation.js';
 export type { SameShape } from './schema-types.js';
 export { storeForRequests, STORE_UNAVAILABLE_MESSAGE } from './store/request-store.js';
 export { createCertaddOperation, certaddRequestSchema, certaddResultSchema } from './store/certadd-operation.js';

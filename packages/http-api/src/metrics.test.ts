@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { createApp } from './app.js';
 import { ServiceUnavailableError } from './errors.js';
 import { closeHttpServer, createHttpServer, listen } from './http-server.js';
-import { createSignerDirectory } from './issue/signer-directory.js';
+import { createSignerDirectory } from '@certsmith/issuer';
 import { createMetricsRoute, createMetricsServer, createServerMetrics } from './metrics.js';
 import { defineOperation } from './operation.js';
 import { defineTask, createInlineTaskRunner } from '@certsmith/worker-pool';

@@ -20,8 +20,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { RawRoute, RequestObservation, RequestObserver } from './app.js';
 import { errorEnvelope, serializeEnvelope } from './envelope.js';
 import { ServiceUnavailableError } from './errors.js';
-import { createSignerDirectory } from './issue/signer-directory.js';
-import type { SignerDirectory } from './issue/signer-directory.js';
+import { createSignerDirectory } from '@certsmith/issuer';
+import type { SignerDirectory } from '@certsmith/issuer';
 import type { TaskRunner } from '@certsmith/worker-pool';
 import { createAiaFetchMetricsChannelName, listenForAiaFetchMetrics } from '@certsmith/bundler';
 

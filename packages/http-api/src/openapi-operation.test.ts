@@ -1,9 +1,9 @@
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
-import { computeAuthToken, parseSigningPolicy } from '@certsmith/issuer';
+import { createIssuer, createSignerDirectory, parseSigningPolicy } from '@certsmith/issuer';
 import type { SigningPolicy } from '@certsmith/issuer';
 import type { Signer } from '@certsmith/signer-api';
-import { algorithmsForKeyObject, signWithKeyObject } from '@certsmith/signer-api';
+import { algorithmsForKeyObject, computeAuthToken, signWithKeyObject } from '@certsmith/signer-api';
 import { TestPki } from '@certsmith/test-pki';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -12,7 +12,7 @@ import { createBundleOperation } from './bundle/index.js';
 import { createApp } from './app.js';
 import { certinfoOperation } from './certinfo-operation.js';
 import { createHealthOperation } from './health-operation.js';
-import { createInfoOperation, createNewcertOperation, createAuthsignOperation, createSignOperation, newkeyOperation, createSignerDirectory } from './issue/index.js';
+import { createInfoOperation, createNewcertOperation, createAuthsignOperation, createSignOperation, newkeyOperation } from './issue/index.js';
 import { createLogger } from './logger.js';
 import { createMetricsRoute, createServerMetrics } from './metrics.js';
 import { createOpenApiDocument } from './openapi.js';
@@ -50,7 +50,7 @@ function policy(): SigningPolicy {
 
 const metrics = createServerMetrics({ defaultMetrics: false });
 const signers = metrics.instrumentSignerDirectory(createSignerDirectory([{ label: 'default', signer: localSigner(), policy: policy(), pluginName: 'unit-local' }]));
-const issue = { signers, bundler: null };
+const issue = { issuer: createIssuer({ signers }), bundler: null };
 const operations: AnyOperation[] = [
   createHealthOperation(),
   certinfoOperation,

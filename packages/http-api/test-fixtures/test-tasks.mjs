@@ -4,7 +4,6 @@
  * task modules with Node itself (no TypeScript), just as they import the built `dist/` of real tasks.
  */
 import { CertificateDecodeError } from '@certsmith/x509-core';
-import { workerKeyPool } from '@certsmith/http-api';
 import { defineTask } from '@certsmith/worker-pool';
 
 /** Throws a coded error (1002), which must reach the client with its code. */
@@ -36,11 +35,4 @@ export const gateTask = defineTask({
     Atomics.wait(new Int32Array(gate), 0, 0, timeoutMs);
     return { opened: Atomics.load(new Int32Array(gate), 0) === 1 };
   },
-});
-
-/** This worker's key pool counters (`--key-pool`), or null without a pool. */
-export const keyPoolStatsTask = defineTask({
-  name: 'test.key-pool-stats',
-  module: import.meta.url,
-  run: () => workerKeyPool()?.stats() ?? null,
 });

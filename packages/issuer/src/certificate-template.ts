@@ -8,7 +8,7 @@
  */
 import { hash, randomFillSync } from 'node:crypto';
 
-import type { SignRequestExtension, SignRequestSubject } from '@certsmith/signer-api';
+import type { SignRequest, SignRequestExtension, SignRequestSubject } from '@certsmith/signer-api';
 import { SignerUnavailableError } from '@certsmith/signer-api';
 import type { CertificateExtension, NameAttribute, PublicKeyInfo, SanList, SubjectAttributes } from '@certsmith/x509-core';
 import {
@@ -73,6 +73,19 @@ export interface SignOverrides {
   crlOverride?: string;
   notBefore?: string;
   notAfter?: string;
+}
+
+/** What a sign request changes in the certificate its CSR would give (CFSSL's SignRequest fields). */
+export function signOverridesOf(request: SignRequest): SignOverrides {
+  return {
+    hosts: request.hosts,
+    subject: request.subject,
+    serial: request.serial,
+    extensions: request.extensions,
+    crlOverride: request.crl_override,
+    notBefore: request.NotBefore,
+    notAfter: request.NotAfter,
+  };
 }
 
 /** A signed certificate. */

@@ -65,36 +65,54 @@ export { compileGoRegexp, matchGoRegexp, GoRegexpSyntaxError } from './go-regexp
 export type { GoRegexp } from './go-regexp.js';
 export { getIssuerContext, clearIssuerContext } from './issuer-context.js';
 export type { IssuerContext } from './issuer-context.js';
-export { issueCertificate } from './certificate-template.js';
+export { issueCertificate, signOverridesOf } from './certificate-template.js';
 export type { CsrFacts, SignOverrides, IssuedCertificate } from './certificate-template.js';
 export { computeSums } from './sums.js';
 export type { Sums } from './sums.js';
 export {
-  computeAuthToken,
-  createAuthenticatedRequest,
-  verifyAuthenticatedRequest,
-  decodeAuthenticatedRequestBody,
-} from './auth-token.js';
-export type { AuthenticatedRequest } from './auth-token.js';
-export {
   NO_HOSTS_MESSAGE,
   NO_BUNDLER_MESSAGE,
-  generateKeyAndCsr,
-  issueNewCertificate,
-  signCertificateRequest,
-  signOverridesOf,
-  assertUnauthenticatedSigningAllowed,
-  authenticateSignRequest,
-  signerInfo,
-} from './use-cases.js';
+  NEWKEY_TASKS,
+  NEWCERT_TASKS,
+  SIGN_TASKS,
+  createIssuer,
+  newKey,
+} from './issuer.js';
 export type {
+  Issuer,
+  IssuerOptions,
+  IssueCall,
+  IssuingTaskRunner,
+  IssuedCertificateRecord,
+  RecordIssued,
+  NewCertificateInput,
+  NewCertificateOutcome,
+  SignOutcome,
+  NewKeyOutcome,
   ResultMessage,
-  KeyAndCsrResult,
-  NewCertificateResult,
-  SignResult,
-  IssueNewCertificateInput,
-  KeyGenerationOptions,
-} from './use-cases.js';
+} from './issuer.js';
+export type { SignatureSite } from './route-signing.js';
+export { createSignerDirectory, DEFAULT_LABEL } from './signer-directory.js';
+export type { SignerDirectory, SignerEntry, SignerRoute, WorkerSignerRecipe } from './signer-directory.js';
+export { DEFAULT_SIGNER_TIMEOUT_MS, withSignerTimeout } from './signer-timeout.js';
+export { issuingWorkerInits } from './worker-setup.js';
+export type { IssuingWorkerSetup } from './worker-setup.js';
+export { provideWorkerSigners, workerSignerSpecs } from './worker-signers.js';
+export type { WorkerSignerSpec } from './worker-signers.js';
+export { perWorkerKeyPool, provideThreadKeySource, workerKeyPool } from './worker-key-pool.js';
+export { keyAndCsrTask } from './key-and-csr-task.js';
+export type { KeyAndCsrTaskInput, KeyAndCsrTaskOutput } from './key-and-csr-task.js';
+export { csrFactsTask } from './csr-facts-task.js';
+export type { CsrFactsTaskInput } from './csr-facts-task.js';
+export { newcertInWorkerTask } from './newcert-in-worker-task.js';
+export type { NewcertInWorkerInput, NewcertInWorkerOutput } from './newcert-in-worker-task.js';
+export { signInWorkerTask } from './sign-in-worker-task.js';
+export type { SignInWorkerInput, SignInWorkerOutput } from './sign-in-worker-task.js';
+export { generateKeyAndCsr } from './key-and-csr.js';
+export type { KeyAndCsrResult, KeyGenerationOptions } from './key-and-csr.js';
+export { authenticateSignRequest, peekAuthenticatedSignRequest } from './authenticated-sign-request.js';
+export { decodeInfoRequest, signerInfo } from './signer-info.js';
+export type { InfoRequest } from './signer-info.js';
 export {
   KeyGenerationError,
   CsrRequestError,
@@ -105,4 +123,6 @@ export {
   NameWhitelistError,
   MissingSerialError,
   InvalidCertificateRequestError,
+  UnknownLabelError,
+  SignerTimeoutError,
 } from './errors.js';

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { openssl } from './test-support/openssl.js';
 import { ecdsaKeyBackend, generateKey, generateKeyInThread, resolveKeySpec } from './key-generation.js';
 import type { GeneratedKey } from './key-generation.js';
-import { generateKeyAndCsr } from './use-cases.js';
+import { generateKeyAndCsr } from './key-and-csr.js';
 
 describe('resolveKeySpec', () => {
   it.each([

@@ -22,7 +22,9 @@ import {
   signerFor,
   verifyIndependently,
 } from './test-support/openssl.js';
-import { NO_HOSTS_MESSAGE, generateKeyAndCsr, issueNewCertificate } from './use-cases.js';
+import { NO_HOSTS_MESSAGE } from './issuer.js';
+import { generateKeyAndCsr } from './key-and-csr.js';
+import { issueNewCertificate, signCertificateRequest } from './test-support/issuing.js';
 
 const scratch = scratchDir();
 let ca: TestCa;
@@ -52,7 +54,7 @@ const DOC_7_6 = {
   },
 };
 
-describe('issueNewCertificate', () => {
+describe('Issuer.newCertificate', () => {
   it('issues what CFSSL issues when given the behaviour-doc 7.6 request', async () => {
     const before = Date.now();
     const result = await issueNewCertificate(decodeNewCertificateRequest(DOC_7_6), signer, defaultSigningPolicy());
@@ -325,8 +327,7 @@ describe('issueNewCertificate', () => {
       getCertificate: () => local.getCertificate(),
       async signRequest(request) {
         seen.push(request);
-        const { signCertificateRequest } = await import('./use-cases.js');
-        return { certificatePem: (await signCertificateRequest({ ...request, profile: '' }, local, defaultSigningPolicy())).certificatePem };
+        return { certificatePem: (await signCertificateRequest({ ...request, profile: '', label: '' }, local, defaultSigningPolicy())).certificatePem };
       },
       async close() {},
     };

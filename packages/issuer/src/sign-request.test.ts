@@ -6,12 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { Signer } from '@certsmith/signer-api';
 
-import { createAuthenticatedRequest } from './auth-token.js';
+import { createAuthenticatedRequest } from '@certsmith/signer-api';
 import { decodeSignRequest } from './certificate-request.js';
 import { defaultSigningPolicy, parseSigningPolicy } from './signing-policy-loader.js';
 import type { TestCa } from './test-support/openssl.js';
 import { extensionOrder, extensionValue, makeCa, openssl, opensslField, opensslText, scratchDir, signerFor, verifyIndependently } from './test-support/openssl.js';
-import { assertUnauthenticatedSigningAllowed, authenticateSignRequest, signCertificateRequest, signerInfo } from './use-cases.js';
+import { authenticateSignRequest } from './authenticated-sign-request.js';
+import { signerInfo } from './signer-info.js';
+import { issuerFor, signCertificateRequest } from './test-support/issuing.js';
 
 const scratch = scratchDir();
 let ca: TestCa;
@@ -51,7 +53,7 @@ const policy = parseSigningPolicy({
   },
 });
 
-describe('signCertificateRequest', () => {
+describe('Issuer.signCertificate', () => {
   it('keeps the CSR subject and SANs when there are no overrides', async () => {
     const { certificatePem } = await signCertificateRequest({ certificate_request: csrPem }, signer, policy);
     expect(opensslField(certificatePem, 'subject')).toBe('C = US, ST = California, L = San Francisco, O = Example Inc, OU = Web, CN = www.example.com');
@@ -193,10 +195,11 @@ describe('signCertificateRequest', () => {
   });
 });
 
-describe('assertUnauthenticatedSigningAllowed', () => {
-  it('throws 400 authentication required when the profile has an auth key', () => {
-    expect(() => assertUnauthenticatedSigningAllowed(policy, 'client')).toThrow(expect.objectContaining({ code: 400, message: 'authentication required' }) as Error);
-    expect(() => assertUnauthenticatedSigningAllowed(policy, '')).not.toThrow();
+describe('signCertificate without authentication', () => {
+  it('throws 400 authentication required when the profile has an auth key', async () => {
+    const issuer = issuerFor(signer, policy);
+    await expect(issuer.signCertificate({ certificate_request: csrPem, profile: 'client' })).rejects.toMatchObject({ code: 400, message: 'authentication required' });
+    await expect(issuer.signCertificate({ certificate_request: csrPem, profile: '' })).resolves.toMatchObject({ messages: [] });
   });
 });
 

@@ -11,6 +11,13 @@ export type {
   InfoResult,
 } from './sign-request.js';
 export type { Signer, SignerCertificate, SignerHealth } from './signer.js';
+export {
+  computeAuthToken,
+  createAuthenticatedRequest,
+  verifyAuthenticatedRequest,
+  decodeAuthenticatedRequestBody,
+} from './authenticated-request.js';
+export type { AuthenticatedRequest } from './authenticated-request.js';
 export { SignerUnavailableError, SignerConfigurationError, SignerApiVersionError, SecretReferenceError } from './errors.js';
 export { SIGNER_EVENTS, createSignerContext, isSignerEvent, parseSecretReference, silentLogger } from './signer-context.js';
 export type { SignerContext, SignerContextOptions, SignerEvent, SignerLogger, LogFields, SecretReference } from './signer-context.js';

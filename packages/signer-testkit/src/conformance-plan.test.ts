@@ -118,7 +118,7 @@ describe('planSignerConformance', () => {
   it('fails the issuance case when the certificate is not the key’s', async () => {
     const other = await createTestCa();
     const subject = plan(pluginWith(() => memorySigner(() => ({ getCertificate: async () => ({ der: other.certificateDer, pem: other.certificatePem }) }))));
-    await expect(run(subject, 'issueNewCertificate()', 'issues a certificate')).rejects.toThrow(/does not verify with the CA key/);
+    await expect(run(subject, 'issuer newCertificate()', 'issues a certificate')).rejects.toThrow(/does not verify with the CA key/);
   });
 
   it('skips the sign cases when the signer implements signRequest only', async () => {

@@ -10,8 +10,7 @@
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 
-import type { SigningPolicy } from '@certsmith/issuer';
-import { decodeCertificateRequest, decodeNewCertificateRequest, defaultSigningPolicy, generateKeyAndCsr, issueNewCertificate } from '@certsmith/issuer';
+import { decodeCertificateRequest, newKey } from '@certsmith/issuer';
 import type { ConformanceResult, SignatureAlgorithm, Signer, SignerContext, SignerPlugin } from '@certsmith/signer-api';
 import {
   SIGNATURE_ALGORITHMS,
@@ -24,6 +23,9 @@ import {
   isSignerPlugin,
   resolveSignerPlugin,
 } from '@certsmith/signer-api';
+
+import { DEFAULT_ISSUANCE_REQUEST, issueThroughCertsmith } from './issue-through-certsmith.js';
+import type { Issuance } from './issue-through-certsmith.js';
 
 /** A value, or a function (possibly async) computing it when the suite runs (after your `beforeAll`). */
 export type LazyValue<T> = T | (() => T | Promise<T>);
@@ -38,20 +40,8 @@ export interface InvalidOptionsCase<Options = unknown> {
   code?: number;
 }
 
-/** What the issuance case asks certsmith's issuer for. */
-export interface ConformanceIssuance {
-  /**
-   * The `request` member of a CFSSL `newcert` body (default: CN and DNS name
-   * `conformance.example`, IP 127.0.0.1, ECDSA P-256 key).
-   */
-  request?: Record<string, unknown>;
-  /** Signing profile (default: the policy's default profile). */
-  profile?: string;
-  /** `label` of the request, forwarded to `signRequest` signers (default empty). */
-  label?: string;
-  /** Signing policy (default: `defaultSigningPolicy()`, CFSSL's default). */
-  policy?: SigningPolicy;
-}
+/** What the issuance case asks certsmith's issuer for (see `issueThroughCertsmith`). */
+export type ConformanceIssuance = Issuance;
 
 /** Settings of {@link planSignerConformance} and `describeSignerConformance`. */
 export interface SignerConformanceSettings<Options = unknown> {
@@ -103,12 +93,8 @@ export interface ConformancePlan {
   teardown(): Promise<void>;
 }
 
-/** The default issuance request: a TLS server certificate request as CFSSL's docs show. */
-export const DEFAULT_CONFORMANCE_REQUEST: Readonly<Record<string, unknown>> = Object.freeze({
-  CN: 'conformance.example',
-  hosts: ['conformance.example', '127.0.0.1'],
-  key: { algo: 'ecdsa', size: 256 },
-});
+/** The default issuance request (see `DEFAULT_ISSUANCE_REQUEST`). */
+export const DEFAULT_CONFORMANCE_REQUEST: Readonly<Record<string, unknown>> = DEFAULT_ISSUANCE_REQUEST;
 
 /** A CSR-shaped PEM whose content is not DER. */
 const BROKEN_CSR = '-----BEGIN CERTIFICATE REQUEST-----\nbm90IGEgY2VydGlmaWNhdGUgcmVxdWVzdA==\n-----END CERTIFICATE REQUEST-----\n';
@@ -199,7 +185,7 @@ export function planSignerConformance<Options>(
   const closingSigner = memo(open);
   const mainReport = memo(async () => checkSignerConformance(await mainSigner(), { checkClose: false }));
   const closeReport = memo(async () => checkSignerConformance(await closingSigner()));
-  const validCsr = memo(async () => (await generateKeyAndCsr(decodeCertificateRequest(issuance.request ?? DEFAULT_CONFORMANCE_REQUEST))).csrPem);
+  const validCsr = memo(async () => (await newKey(decodeCertificateRequest(issuance.request ?? DEFAULT_CONFORMANCE_REQUEST))).csrPem);
 
   /** Expect `createSigner` with `candidate` to reject; closes the signer when it does not. */
   const createRejection = async (candidate: unknown, hostVersion?: string): Promise<unknown> => {
@@ -323,11 +309,9 @@ export function planSignerConformance<Options>(
     assertChecks(await mainReport(), (name) => name === 'health reports ok');
   });
 
-  add('issueNewCertificate()', "issues a certificate through certsmith's issuer that verifies against the signer's CA certificate", async () => {
+  add('issuer newCertificate()', "issues a certificate through certsmith's issuer that verifies against the signer's CA certificate", async () => {
     const signer = await mainSigner();
-    const request = issuance.request ?? DEFAULT_CONFORMANCE_REQUEST;
-    const input = decodeNewCertificateRequest({ request, profile: issuance.profile ?? '', label: issuance.label ?? '' });
-    const result = await issueNewCertificate(input, signer, issuance.policy ?? defaultSigningPolicy());
+    const result = await issueThroughCertsmith(signer, issuance);
     const leaf = new X509Certificate(result.certificatePem);
     const ca = new X509Certificate((await signer.getCertificate()).pem);
     assert.ok(Buffer.from(result.certificateDer).equals(leaf.raw), 'certificateDer and certificatePem differ');

@@ -1,6 +1,6 @@
 import type { SignRequest, Signer } from '@certsmith/signer-api';
 import { SignerUnavailableError, defineSigner } from '@certsmith/signer-api';
-import { defaultSigningPolicy, signCertificateRequest } from '@certsmith/issuer';
+import { DEFAULT_LABEL, createIssuer, createSignerDirectory, defaultSigningPolicy } from '@certsmith/issuer';
 
 import { describeSignerConformance } from './describe-signer-conformance.js';
 import type { TestCaKeyType } from './test-ca.js';
@@ -31,7 +31,8 @@ const remotePlugin = defineSigner<Record<string, never>>({
       getCertificate: () => behind.getCertificate(),
       async signRequest(request: SignRequest) {
         if (closed) throw new SignerUnavailableError('signer is closed');
-        return { certificatePem: (await signCertificateRequest(request, behind, defaultSigningPolicy())).certificatePem };
+        const issuer = createIssuer({ signers: createSignerDirectory([{ label: DEFAULT_LABEL, signer: behind, policy: defaultSigningPolicy() }]) });
+        return { certificatePem: (await issuer.signCertificate({ ...request, label: '' }, { authenticated: true })).certificatePem };
       },
       async close() {
         closed = true;

@@ -15,3 +15,7 @@ export type {
 } from './conformance-plan.js';
 export { createTestCa } from './test-ca.js';
 export type { TestCa, TestCaKeyType, TestCaOptions } from './test-ca.js';
+export { DEFAULT_ISSUANCE_REQUEST, issueThroughCertsmith } from './issue-through-certsmith.js';
+export type { Issuance } from './issue-through-certsmith.js';
+export { startTestRemoteCa } from './test-remote-ca.js';
+export type { TestRemoteCa, TestRemoteCaOptions } from './test-remote-ca.js';

@@ -4,7 +4,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
-import { decodeAuthenticatedRequestBody, verifyAuthenticatedRequest } from '@certsmith/issuer';
+import { decodeAuthenticatedRequestBody, verifyAuthenticatedRequest } from '@certsmith/signer-api';
 import { TestPki } from '@certsmith/test-pki';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 

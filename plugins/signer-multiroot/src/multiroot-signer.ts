@@ -14,8 +14,7 @@ import type {
   SignerHealth,
   SignerLogger,
 } from '@certsmith/signer-api';
-import { SignerUnavailableError, silentLogger } from '@certsmith/signer-api';
-import { createAuthenticatedRequest } from '@certsmith/issuer';
+import { SignerUnavailableError, createAuthenticatedRequest, silentLogger } from '@certsmith/signer-api';
 import { ErrorCode, certificateToPem, parseCertificates } from '@certsmith/x509-core';
 
 import type { RemoteState } from './backoff.js';

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { decodeNewCertificateRequest, defaultSigningPolicy, issueNewCertificate } from '@certsmith/issuer';
 import type { LogFields, SignatureAlgorithm, SignerContext } from '@certsmith/signer-api';
 import { createSigner, createSignerContext, signatureHash } from '@certsmith/signer-api';
+import { issueThroughCertsmith } from '@certsmith/signer-testkit';
 
 import { createSelfSignedCaCertificate, generateKeyPair, listSlots } from './hsm-admin.js';
 import plugin from './index.js';
@@ -81,11 +81,7 @@ describe('pkcs11SignerPlugin', () => {
     const caPem = caPems.get(keyLabel)!;
     // No `cert` option: the certificate comes from the token.
     expect((await signer.getCertificate()).pem).toBe(caPem);
-    const result = await issueNewCertificate(
-      decodeNewCertificateRequest({ request: { CN: 'leaf.example.com', hosts: ['leaf.example.com', '192.0.2.10'], key: { algo: 'ecdsa', size: 256 } } }),
-      signer,
-      defaultSigningPolicy(),
-    );
+    const result = await issueThroughCertsmith(signer, { request: { CN: 'leaf.example.com', hosts: ['leaf.example.com', '192.0.2.10'], key: { algo: 'ecdsa', size: 256 } } });
     expect(opensslVerifies(softHsm.dir, caPem, result.certificatePem, keyLabel)).toBe(true);
     const text = certificateText(result.certificatePem);
     expect(text).toContain(`Signature Algorithm: ${signatureName}`);

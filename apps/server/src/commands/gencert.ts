@@ -6,8 +6,7 @@
  * `| certsmith split -bare name` work unchanged.
  */
 import type { Command } from 'commander';
-import { NO_HOSTS_MESSAGE, decodeCertificateRequest, generateKeyAndCsr, resolveKeySpec, selectProfile, signCertificateRequest } from '@certsmith/issuer';
-import type { SignRequest } from '@certsmith/signer-api';
+import { decodeCertificateRequest, resolveKeySpec } from '@certsmith/issuer';
 import { ErrorCode } from '@certsmith/x509-core';
 import type { CommandIo, Verbosity } from './common.js';
 import { acceptGoFlags, createReporter, goJson, parseJsonInput, readInput, resolveIo, runAction, splitHosts, withLogLevel } from './common.js';
@@ -69,17 +68,13 @@ export function registerGencertCommand(program: Command, io: Partial<CommandIo> 
       const hosts = splitHosts(flags.hostname);
       const setup = await openSigning(flags, resolved, reporter);
       try {
-        // A bad profile fails before a key is generated (the remote CA checks its own profiles).
-        if (!setup.remote) selectProfile(setup.policy, flags.profile);
         if (spec.algorithm === 'RSA' && spec.bits >= 4096) reporter.progress(`generating a ${spec.bits}-bit RSA key…`);
-        const generated = await generateKeyAndCsr(request);
-        const signRequest: SignRequest = { certificate_request: generated.csrPem, hosts };
-        if (flags.profile) signRequest.profile = flags.profile;
-        if (flags.label) signRequest.label = flags.label;
         if (setup.remote) reporter.progress('sending the request to the remote CA…');
-        const issued = await signCertificateRequest(signRequest, setup.signer, setup.policy);
-        if (hosts === null && (request.hosts ?? []).length === 0) reporter.warn(NO_HOSTS_MESSAGE);
-        resolved.stdout(`${goJson({ cert: issued.certificatePem, csr: generated.csrPem, key: generated.privateKeyPem })}\n`);
+        // The issuer's newcert: a bad label or profile fails before a key is generated (a remote CA
+        // checks its own profiles); the operator holds the config, so auth_key profiles are allowed.
+        const issued = await setup.issuer.newCertificate({ request, profile: flags.profile, label: flags.label, hosts }, { authenticated: true });
+        for (const message of issued.messages) reporter.warn(message.message);
+        resolved.stdout(`${goJson({ cert: issued.certificatePem, csr: issued.csrPem, key: issued.privateKeyPem })}\n`);
       } finally {
         await closeQuietly(setup);
       }

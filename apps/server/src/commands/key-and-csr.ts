@@ -1,6 +1,6 @@
 /**
- * Key, CSR and self-signed CA generation for `gencert`, `genkey` and `-initca`, over the issuer's
- * newkey/sign use cases. `initca` follows CFSSL's `initca.New` / `initca.NewFromPEM`: the request's
+ * Key, CSR and self-signed CA generation for `genkey` and `-initca`, over the issuer's newkey and
+ * sign use cases. `initca` follows CFSSL's `initca.New` / `initca.NewFromPEM`: the request's
  * `ca` section (`expiry`, `backdate`, `pathlen`, `pathlenzero`) makes CFSSL's CA policy (usages
  * `cert sign`, `crl sign`; `43800h`; CA:TRUE with the path length), the CSR carries basicConstraints
  * when a `ca` section is present, and the certificate is the CSR signed by its own key: issuer ==
@@ -9,13 +9,16 @@
 import { createPublicKey } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import {
+  DEFAULT_LABEL,
   chooseSignatureAlgorithm,
+  createIssuer,
+  createSignerDirectory,
   decodeCertificateRequest,
   generateKey,
   generateKeyAndCsr,
+  newKey,
   parseSigningPolicy,
   resolveKeySpec,
-  signCertificateRequest,
 } from '@certsmith/issuer';
 import type { CertificateRequest, GeneratedKey, KeySpec } from '@certsmith/issuer';
 import { algorithmsForKeyObject, signWithKeyObject } from '@certsmith/signer-api';
@@ -111,7 +114,7 @@ export function announceKey(spec: KeySpec, reporter: Reporter | undefined): void
 export async function generateKeyAndRequest(body: unknown, reporter?: Reporter): Promise<{ request: CertificateRequest; key: string; csr: string }> {
   const request = decodeCertificateRequest(body);
   announceKey(resolveKeySpec(request.key), reporter);
-  const generated = await generateKeyAndCsr(request);
+  const generated = await newKey(request);
   return { request, key: generated.privateKeyPem, csr: generated.csrPem };
 }
 
@@ -219,7 +222,8 @@ export async function initCa(body: unknown, options: { existingKeyPem?: string; 
   const bootstrap = parseCertificate(encodeSigned(tbs, algorithmId, await signWithKeyObject(key, tbs, algorithm)));
   const signer = createLocalSigner(bootstrap, key);
   try {
-    const issued = await signCertificateRequest({ certificate_request: generated.csrPem, hosts: request.hosts ?? null }, signer, policy);
+    const issuer = createIssuer({ signers: createSignerDirectory([{ label: DEFAULT_LABEL, signer, policy }]) });
+    const issued = await issuer.signCertificate({ certificate_request: generated.csrPem, hosts: request.hosts ?? null }, { authenticated: true });
     const material: GeneratedMaterial = { cert: issued.certificatePem, csr: generated.csrPem };
     if (options.existingKeyPem === undefined) material.key = generated.privateKeyPem;
     return material;

@@ -4,8 +4,8 @@
  * `signer.Subject`). Prints `{"cert","csr"}` as cfssl 1.2's `sign` does (the CSR as read).
  */
 import type { Command } from 'commander';
-import { decodeSignRequest, selectProfile, signCertificateRequest } from '@certsmith/issuer';
-import type { SignRequest } from '@certsmith/signer-api';
+import { decodeSignRequest } from '@certsmith/issuer';
+import type { SignBody } from '@certsmith/issuer';
 import { ErrorCode } from '@certsmith/x509-core';
 import type { CommandIo, Verbosity } from './common.js';
 import { UsageError, acceptGoFlags, createReporter, goJson, parseJsonInput, readInput, resolveIo, runAction, splitHosts, withLogLevel } from './common.js';
@@ -65,15 +65,15 @@ export function registerSignCommand(program: Command, io: Partial<CommandIo> = {
       const body: Record<string, unknown> = { certificate_request: csrText };
       if (subjectPath !== undefined) body['subject'] = parseJsonInput(await readInput(subjectPath, resolved, 'SUBJECT', ErrorCode.CsrReadFailed), 'SUBJECT');
       const decoded = decodeSignRequest(body);
-      const request: SignRequest = { certificate_request: csrText, hosts: splitHosts(flags.hostname) };
+      const request: SignBody = { certificate_request: csrText, hosts: splitHosts(flags.hostname) };
       if (decoded.subject) request.subject = decoded.subject;
       if (flags.profile) request.profile = flags.profile;
       if (flags.label) request.label = flags.label;
       const setup = await openSigning(flags, resolved, reporter);
       try {
-        if (!setup.remote) selectProfile(setup.policy, flags.profile);
         if (setup.remote) reporter.progress('sending the request to the remote CA…');
-        const issued = await signCertificateRequest(request, setup.signer, setup.policy);
+        // The issuer's sign; the operator holds the config, so auth_key profiles are allowed.
+        const issued = await setup.issuer.signCertificate(request, { authenticated: true });
         resolved.stdout(`${goJson({ cert: issued.certificatePem, csr: csrText })}\n`);
       } finally {
         await closeQuietly(setup);

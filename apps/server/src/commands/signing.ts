@@ -12,16 +12,20 @@
  *    policy — exactly as `certsmith serve -config` would sign.
  * 4. A profile with `remote` in `-config` (a CFSSL client config).
  * Otherwise it is a usage error (CFSSL: `need a CA certificate (provide one with -ca)`).
+ *
+ * The chosen signer is served through the issuer's use case (`createIssuer`), the one the server
+ * runs: a directory of one entry, labelled `-label` (or `default`), that forwards labels when the
+ * signer is a remote CA.
  */
 import { resolve } from 'node:path';
 import { Writable } from 'node:stream';
-import { createLogger } from '@certsmith/http-api';
-import { defaultSigningPolicy, describeProblem } from '@certsmith/issuer';
-import type { SigningPolicy, SigningProfile } from '@certsmith/issuer';
+import { DEFAULT_LABEL, createIssuer, createSignerDirectory, defaultSigningPolicy, describeProblem } from '@certsmith/issuer';
+import type { Issuer, RecordIssued, SigningPolicy, SigningProfile } from '@certsmith/issuer';
 import type { Signer, SignerLogger } from '@certsmith/signer-api';
 import { createSignerContext } from '@certsmith/signer-api';
 import { loadLocalSigner } from '@certsmith/signer-local';
 import { CertsmithError, ErrorCode } from '@certsmith/x509-core';
+import { pino } from 'pino';
 import { loadServerConfig } from '../config-file.js';
 import { checkReadableFile } from '../server-options.js';
 import { loadSigner } from '../signer-loader.js';
@@ -38,11 +42,22 @@ export interface SigningFlags {
   remote?: string;
 }
 
-/** A signer ready for one request, with the policy it signs under. */
-export interface SigningSetup {
+/** A signer chosen by the flags, with the policy it signs under. */
+interface ChosenSigner {
   signer: Signer;
   policy: SigningPolicy;
   /** True when the request is sent whole to a remote CA (its policy applies, not `policy`). */
+  remote: boolean;
+  close(): Promise<void>;
+}
+
+/** The issuing use case over the signer the flags chose, ready for one request. */
+export interface SigningSetup {
+  /** The issuer: call it with `label: flags.label` and `authenticated: true` (the caller holds the config). */
+  issuer: Issuer;
+  /** The chosen signer itself, for what is not issuing (revocation signing: CRLs, OCSP responses). */
+  signer: Signer;
+  /** True when the request is sent whole to a remote CA (its policy applies). */
   remote: boolean;
   close(): Promise<void>;
 }
@@ -52,7 +67,7 @@ function profileFor(policy: SigningPolicy, name: string | undefined): SigningPro
   return (name ? policy.profiles.get(name) : undefined) ?? policy.default;
 }
 
-async function remoteSetup(remotes: string, profile: SigningProfile, policy: SigningPolicy, flag: string): Promise<SigningSetup> {
+async function remoteSetup(remotes: string, profile: SigningProfile, policy: SigningPolicy, flag: string): Promise<ChosenSigner> {
   // Loaded on use: `certsmith serve` and the local commands never need the HTTP client.
   const { createMultirootSigner, validateMultirootOptions } = await import('@certsmith/signer-multiroot');
   let settings;
@@ -89,15 +104,23 @@ function pinoWarnings(reporter: Reporter) {
       callback();
     },
   });
-  return createLogger({ level: 'warn', destination });
+  return pino({ level: 'warn', base: null }, destination);
 }
 
 /**
- * Open the signer the flags name (see the module comment). Errors: usage errors (exit 1) for
- * incomplete flags; the config file's errors (5200), the CA files' (1001, 2001, 2300…), the signer
- * plugin's (2000…) otherwise.
+ * Open the signer the flags name (see the module comment) and the issuer over it; `recordIssued`
+ * is the issuer's record port (a certificate store). Errors: usage errors (exit 1) for incomplete
+ * flags; the config file's errors (5200), the CA files' (1001, 2001, 2300…), the signer plugin's
+ * (2000…) otherwise.
  */
-export async function openSigning(flags: SigningFlags, io: CommandIo, reporter: Reporter): Promise<SigningSetup> {
+export async function openSigning(flags: SigningFlags, io: CommandIo, reporter: Reporter, recordIssued?: RecordIssued): Promise<SigningSetup> {
+  const chosen = await chooseSigner(flags, io, reporter);
+  const entry = { label: flags.label || DEFAULT_LABEL, signer: chosen.signer, policy: chosen.policy, forwardsLabels: chosen.remote };
+  const issuer = createIssuer({ signers: createSignerDirectory([entry]), ...(recordIssued === undefined ? {} : { recordIssued }) });
+  return { issuer, signer: chosen.signer, remote: chosen.remote, close: chosen.close };
+}
+
+async function chooseSigner(flags: SigningFlags, io: CommandIo, reporter: Reporter): Promise<ChosenSigner> {
   const config = flags.config === undefined ? null : await loadServerConfig(resolve(io.cwd(), flags.config), { env: io.env, cwd: io.cwd() });
   // Keys accepted that change nothing (CFSSL keys certsmith does not implement…), as serve logs them.
   for (const warning of config?.warnings ?? []) reporter.warn(`config: ${describeProblem(warning)}`);

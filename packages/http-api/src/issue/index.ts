@@ -1,28 +1,8 @@
-/** The issuing use case over HTTP: newcert, newkey, sign, authsign and info, with label routing. */
+/** The issuing endpoints over HTTP: newcert, newkey, sign, authsign and info, thin over the issuer's use case. */
 export { createNewcertOperation, newcertRequestSchema } from './newcert-operation.js';
-export type { NewcertResult } from './newcert-operation.js';
 export { newkeyOperation, newkeyRequestSchema } from './newkey-operation.js';
-export type { NewkeyResult } from './newkey-operation.js';
-export { createSignOperation, createAuthsignOperation, signRequestSchema, authsignRequestSchema } from './sign-operation.js';
-export type { SignResultBody } from './sign-operation.js';
+export { createSignOperation, createAuthsignOperation, signRequestSchema, authsignRequestSchema, authsignRequestLabels } from './sign-operation.js';
+export type { NewcertResult, NewkeyResult, SignResultBody } from './issue-result-schemas.js';
 export { createInfoOperation, infoRequestSchema } from './info-operation.js';
-export { bundleIssuedCertificate, DEFAULT_SIGNER_TIMEOUT_MS } from './issue-options.js';
+export { issueCall } from './issue-options.js';
 export type { IssueOperationOptions } from './issue-options.js';
-export { createSignerDirectory, DEFAULT_LABEL } from './signer-directory.js';
-export type { SignerDirectory, SignerEntry, SignerRoute } from './signer-directory.js';
-export { selectSigningProfile, signOnRoute, signsLocally, signsInWorkers, runCountingWorkerSign, withSignerTimeout } from './signing.js';
-export type { SignedCertificate, SigningInput } from './signing.js';
-export { keyAndCsrTask } from './key-and-csr-task.js';
-export type { KeyAndCsrTaskInput, KeyAndCsrTaskOutput } from './key-and-csr-task.js';
-export { csrFactsTask } from './csr-facts-task.js';
-export { newcertInWorkerTask } from './newcert-in-worker-task.js';
-export { signInWorkerTask } from './sign-in-worker-task.js';
-export type { SignInWorkerInput, SignInWorkerOutput } from './sign-in-worker-task.js';
-export type { NewcertInWorkerInput, NewcertInWorkerOutput } from './newcert-in-worker-task.js';
-export { workerSignerSpecs, workerSignersInit, workerSigning, provideWorkerSigners, timedSigner, issueWithWorkerSigner } from './worker-signers.js';
-export type { WorkerSignerRecipe, WorkerSignerSpec, WorkerSigning, IssuedInWorker } from './worker-signers.js';
-export type { CsrFactsTaskInput } from './csr-facts-task.js';
-export { decodeInfoRequest, peekAuthenticatedLabel } from './go-body.js';
-export type { InfoRequest } from './go-body.js';
-export { UnknownLabelError, SignerTimeoutError } from './errors.js';
-export { perWorkerKeyPool, workerKeyPoolInit, startWorkerKeyPool, workerKeySource, workerKeyPool, stopWorkerKeyPool } from './worker-key-pool.js';

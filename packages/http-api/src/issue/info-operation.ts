@@ -3,14 +3,12 @@
  * certificate of the signer of `label` (trimmed PEM) with the `usages` and `expiry` of `profile`.
  * A remote signer answers from its remote CA (`/info` there, never authenticated).
  */
-import { signerInfo } from '@certsmith/issuer';
+import { decodeInfoRequest } from '@certsmith/issuer';
 import type { InfoResult } from '@certsmith/signer-api';
 import * as z from 'zod';
 import { defineOperation } from '../operation.js';
-import { decodeInfoRequest } from './go-body.js';
 import { infoResultSchema } from './issue-result-schemas.js';
 import type { IssueOperationOptions } from './issue-options.js';
-import { withSignerTimeout } from './signing.js';
 
 /** Body of `/info` (CFSSL `info.Req`; keys case-insensitive). */
 export const infoRequestSchema = z
@@ -21,7 +19,7 @@ export const infoRequestSchema = z
   .describe('CFSSL info request');
 
 /** Build the `/info` operation. Unknown label → 5200; unknown profile of a local signer → 5400. */
-export function createInfoOperation(options: Pick<IssueOperationOptions, 'signers' | 'signerTimeoutMs'>) {
+export function createInfoOperation(options: Pick<IssueOperationOptions, 'issuer'>) {
   return defineOperation({
     name: 'info',
     method: 'POST',
@@ -29,11 +27,7 @@ export function createInfoOperation(options: Pick<IssueOperationOptions, 'signer
     summary: 'Describe the signer: CA certificate, usages and expiry of a profile',
     result: infoResultSchema,
     async handle(body): Promise<InfoResult> {
-      const request = decodeInfoRequest(body);
-      const route = options.signers.route(request.label);
-      const info = await withSignerTimeout(route, options.signerTimeoutMs, () =>
-        signerInfo(route.signer, route.policy, request.profile, route.forwardLabel),
-      );
+      const info = await options.issuer.info(decodeInfoRequest(body));
       // Key order of CFSSL's `info.Resp`: certificate, usages, expiry.
       return { certificate: info.certificate, usages: info.usages, expiry: info.expiry };
     },

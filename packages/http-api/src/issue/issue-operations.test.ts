@@ -1,21 +1,18 @@
 import { X509Certificate, createHash } from 'node:crypto';
-import { computeAuthToken, parseSigningPolicy, NO_BUNDLER_MESSAGE, NO_HOSTS_MESSAGE } from '@certsmith/issuer';
-import type { SigningPolicy } from '@certsmith/issuer';
+import { createIssuer, createSignerDirectory, parseSigningPolicy, NO_BUNDLER_MESSAGE, NO_HOSTS_MESSAGE } from '@certsmith/issuer';
+import type { SignerEntry, SigningPolicy } from '@certsmith/issuer';
 import type { InfoRequest, SignRequest, Signer } from '@certsmith/signer-api';
-import { algorithmsForKeyObject, signWithKeyObject } from '@certsmith/signer-api';
+import { algorithmsForKeyObject, computeAuthToken, signWithKeyObject } from '@certsmith/signer-api';
 import { TestPki } from '@certsmith/test-pki';
 import type { TestCertificate } from '@certsmith/test-pki';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../app.js';
 import type { AnyOperation } from '../operation.js';
 import { createInlineTaskRunner } from '@certsmith/worker-pool';
-import { decodeInfoRequest, peekAuthenticatedLabel } from './go-body.js';
 import { createInfoOperation } from './info-operation.js';
 import { createNewcertOperation } from './newcert-operation.js';
 import { newkeyOperation } from './newkey-operation.js';
 import { createAuthsignOperation, createSignOperation } from './sign-operation.js';
-import { createSignerDirectory } from './signer-directory.js';
-import type { SignerEntry } from './signer-directory.js';
 
 const pki = new TestPki();
 const caDefault = pki.root({ CN: 'Unit Default CA' }, { key: 'ecdsa-p256' });
@@ -62,8 +59,7 @@ function remoteSigner(calls: SignRequest[], infos: InfoRequest[]): Signer {
 }
 
 function app(entries: SignerEntry[], bundler = null): ReturnType<typeof createApp> {
-  const signers = createSignerDirectory(entries);
-  const options = { signers, bundler };
+  const options = { issuer: createIssuer({ signers: createSignerDirectory(entries) }), bundler };
   const operations: AnyOperation[] = [
     createNewcertOperation(options),
     newkeyOperation,
@@ -242,32 +238,5 @@ describe('info', () => {
     expect((await post(koa, 'info', { label: 5 })).json.errors).toEqual([
       { code: 400, message: 'json: cannot unmarshal number into Go struct field Req.label of type string' },
     ]);
-  });
-});
-
-describe('decodeInfoRequest', () => {
-  it('lets the last case-insensitive key win and treats null as empty', () => {
-    expect(decodeInfoRequest({ label: 'a', LABEL: 'b', profile: null })).toEqual({ label: 'b', profile: '' });
-  });
-});
-
-describe('peekAuthenticatedLabel', () => {
-  it('reads the inner label, and gives "" for anything unreadable', () => {
-    const inner = Buffer.from(JSON.stringify({ Label: 'x', certificate_request: 'c' })).toString('base64');
-    expect(peekAuthenticatedLabel({ request: inner })).toBe('x');
-    expect(peekAuthenticatedLabel({ request: 'not base64 json' })).toBe('');
-    expect(peekAuthenticatedLabel({ request: 5 })).toBe('');
-  });
-});
-
-describe('createSignerDirectory', () => {
-  it('routes by label, forwards only through a forwarding default, refuses the rest', () => {
-    const signer = localSigner(caDefault);
-    const local = createSignerDirectory([{ label: 'default', signer, policy: policy() }]);
-    expect(local.route(undefined)).toMatchObject({ label: 'default', forwardLabel: '', forwarded: false });
-    expect(() => local.route('zz')).toThrow(expect.objectContaining({ code: 5200 }));
-    const forwarding = createSignerDirectory([{ label: 'default', signer, policy: policy(), forwardsLabels: true }]);
-    expect(forwarding.route('zz')).toMatchObject({ label: 'default', forwardLabel: 'zz', forwarded: true });
-    expect(() => createSignerDirectory([{ label: 'a', signer, policy: policy() }, { label: 'a', signer, policy: policy() }])).toThrow(TypeError);
   });
 });

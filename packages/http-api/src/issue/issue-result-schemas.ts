@@ -1,16 +1,37 @@
 /**
- * zod schemas of the issuing results (newcert, newkey, sign/authsign, info), for the OpenAPI
- * document; each is tied to its TypeScript type at compile time.
+ * The issuing results (newcert, newkey, sign/authsign, info) as CFSSL writes them, and their zod
+ * schemas for the OpenAPI document; each schema is tied to its TypeScript type at compile time.
  */
 import type { Sums } from '@certsmith/issuer';
 import type { InfoResult } from '@certsmith/signer-api';
 import * as z from 'zod';
+import type { BundleResult } from '@certsmith/bundler';
 import { bundleResultSchema } from '../bundle/bundle-result-schema.js';
 import { schemaMatches } from '../schema-types.js';
 import type { SameShape } from '../schema-types.js';
-import type { NewcertResult } from './newcert-operation.js';
-import type { NewkeyResult } from './newkey-operation.js';
-import type { SignResultBody } from './sign-operation.js';
+
+/** The newcert result; keys in CFSSL's (alphabetical, Go map) order. */
+export interface NewcertResult {
+  bundle?: BundleResult;
+  certificate: string;
+  certificate_request: string;
+  private_key: string;
+  sums: { certificate: Sums; certificate_request: Sums };
+}
+
+/** The newkey result, keys in CFSSL's struct order. */
+export interface NewkeyResult {
+  private_key: string;
+  certificate_request: string;
+  sums: { certificate_request: Sums };
+}
+
+/** The sign / authsign result (Go map: alphabetical keys). */
+export interface SignResultBody {
+  bundle?: BundleResult;
+  certificate: string;
+}
+
 
 /** Digests of a DER object, upper-case hex (CFSSL `computeSum`). */
 export const sumsSchema = z.object({

@@ -4,7 +4,7 @@
  * `token` the base64 HMAC-SHA256 of those bytes under the key — and/or a client certificate whose
  * subject CN matches a pattern (verified by the server's mutual TLS).
  */
-import { verifyAuthenticatedRequest } from '@certsmith/issuer';
+import { verifyAuthenticatedRequest } from '@certsmith/signer-api';
 import { BadRequestError, CertsmithError } from '@certsmith/x509-core';
 import { INVALID_CN_MESSAGE } from '../client-auth.js';
 import type { OperationContext } from '../operation.js';

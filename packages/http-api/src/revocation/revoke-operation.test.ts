@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { createAuthenticatedRequest } from '@certsmith/issuer';
+import { createAuthenticatedRequest } from '@certsmith/signer-api';
 import { CertsmithError } from '@certsmith/x509-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../app.js';

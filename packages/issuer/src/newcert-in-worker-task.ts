@@ -4,20 +4,25 @@
  * (see `worker-signers.ts`). The main thread decodes the request, checks label and profile, and
  * writes the answer; one thread hop per request instead of a hop plus issuance on the event loop.
  */
-import { computeSums, generateKeyAndCsr } from '@certsmith/issuer';
-import type { CertificateRequest, Sums } from '@certsmith/issuer';
 import { defineTask } from '@certsmith/worker-pool';
+
+import type { CertificateRequest } from './certificate-request.js';
+import { generateKeyAndCsr } from './key-and-csr.js';
+import type { Sums } from './sums.js';
+import { computeSums } from './sums.js';
 import { workerKeySource } from './worker-key-pool.js';
 import { issueWithWorkerSigner } from './worker-signers.js';
 
 /** Input of {@link newcertInWorkerTask}. */
 export interface NewcertInWorkerInput {
-  /** A label the pool has a worker signer spec for. */
+  /** A label the workers hold a signer for (`issuingWorkerInits`). */
   label: string;
   /** The decoded certificate request (defaults merged, `ca` refused). */
   request: CertificateRequest;
   /** Profile name as requested (`''` → default); the main thread already refused unknown ones. */
   profile: string;
+  /** Hosts replacing the CSR's in the certificate (`gencert -hostname`); absent or null: the CSR's. */
+  hosts?: string[] | null;
 }
 
 /** Output of {@link newcertInWorkerTask}. */
@@ -26,6 +31,7 @@ export interface NewcertInWorkerOutput {
   csrPem: string;
   csrSums: Sums;
   certificatePem: string;
+  certificateDer: Uint8Array;
   certificateSums: Sums;
   /** Time the one CA signature took, for the signer metrics of the main thread. */
   signSeconds: number;
@@ -40,12 +46,14 @@ export const newcertInWorkerTask = defineTask({
   module: import.meta.url,
   async run(input: NewcertInWorkerInput): Promise<NewcertInWorkerOutput> {
     const generated = await generateKeyAndCsr(input.request, { keySource: workerKeySource() });
-    const issued = await issueWithWorkerSigner(input.label, input.profile, generated.facts);
+    const overrides = input.hosts === undefined || input.hosts === null ? {} : { hosts: input.hosts };
+    const issued = await issueWithWorkerSigner(input.label, input.profile, generated.facts, overrides);
     return {
       privateKeyPem: generated.privateKeyPem,
       csrPem: generated.csrPem,
       csrSums: generated.sums.certificate_request,
       certificatePem: issued.pem,
+      certificateDer: issued.der,
       certificateSums: computeSums(issued.der),
       signSeconds: issued.signSeconds,
     };

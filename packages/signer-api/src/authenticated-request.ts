@@ -4,6 +4,10 @@
  * bytes (the standard provider has no additional data). Verification recomputes the HMAC over the
  * decoded bytes and compares in constant time; `prev_auth_key` is accepted too so keys can rotate.
  * Timestamp and remote address are not checked, as in CFSSL.
+ *
+ * Part of the contract because both ends speak it: a remote-signer plugin authenticates the sign
+ * requests it forwards (`/authsign` of multirootca, CFSSL or certsmith), and the issuer checks the
+ * tokens of `/authsign` requests it receives.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 

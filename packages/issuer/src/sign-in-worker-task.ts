@@ -4,16 +4,17 @@
  * with the request's overrides, sign it — in one worker task. The main thread only decodes the
  * request and checks label, profile and token.
  */
-import { signOverridesOf } from '@certsmith/issuer';
 import type { SignRequest } from '@certsmith/signer-api';
-import { parseCertificateRequest } from '@certsmith/x509-core';
 import { defineTask } from '@certsmith/worker-pool';
+import { parseCertificateRequest } from '@certsmith/x509-core';
+
+import { signOverridesOf } from './certificate-template.js';
 import { csrFactsOf } from './csr-facts.js';
 import { issueWithWorkerSigner } from './worker-signers.js';
 
 /** Input of {@link signInWorkerTask}. */
 export interface SignInWorkerInput {
-  /** A label the pool has a worker signer spec for. */
+  /** A label the workers hold a signer for (`issuingWorkerInits`). */
   label: string;
   /** The decoded sign request (CSR PEM and overrides). */
   request: SignRequest;
@@ -25,6 +26,7 @@ export interface SignInWorkerInput {
 export interface SignInWorkerOutput {
   /** PEM with trailing newline. */
   certificatePem: string;
+  certificateDer: Uint8Array;
   /** Time the one CA signature took, for the signer metrics of the main thread. */
   signSeconds: number;
 }
@@ -38,6 +40,6 @@ export const signInWorkerTask = defineTask({
   async run(input: SignInWorkerInput): Promise<SignInWorkerOutput> {
     const facts = csrFactsOf(parseCertificateRequest(input.request.certificate_request));
     const issued = await issueWithWorkerSigner(input.label, input.profile, facts, signOverridesOf(input.request));
-    return { certificatePem: issued.pem, signSeconds: issued.signSeconds };
+    return { certificatePem: issued.pem, certificateDer: issued.der, signSeconds: issued.signSeconds };
   },
 });

@@ -6,13 +6,30 @@
  * behaviour doc 3.1 step 6, 4.6), and refused with {@link UnknownLabelError} otherwise (CFSSL's
  * local signer silently ignores the label; certsmith does not).
  *
- * The directory is the port the issuing operations see; `apps/server` fills it from the config
- * file's `signers` section and `--ca`/`--ca-key`.
+ * The directory is the port the issuing use case routes through; `apps/server` fills it from the
+ * config file's `signers` section and `--ca`/`--ca-key`, the CLI from its signing flags.
  */
-import type { SigningPolicy } from '@certsmith/issuer';
 import type { Signer } from '@certsmith/signer-api';
 import { UnknownLabelError } from './errors.js';
-import type { WorkerSignerRecipe } from './worker-signers.js';
+import type { SigningPolicy } from './signing-policy.js';
+
+/**
+ * How a worker thread makes its own copy of a signer (plugins with `meta.recreatableInWorkers`:
+ * a key held in memory). Plain data: it crosses threads.
+ */
+export interface WorkerSignerRecipe {
+  /** URL (or specifier) of the plugin module, importable from a worker; its default export is the plugin. */
+  readonly module: string;
+  /** The plugin options as configured (validated again by the worker, as at start-up). */
+  readonly options: unknown;
+  /** Folder relative paths and `file:` secrets in the options resolve against. */
+  readonly configDir: string;
+  /**
+   * Environment for `env:` references when the host resolved them from something other than
+   * `process.env` (tests); absent, the worker's own copy of the environment is used.
+   */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
 
 /** The label of the signer that serves requests without a label. */
 export const DEFAULT_LABEL = 'default';
@@ -34,8 +51,8 @@ export interface SignerEntry {
   readonly pluginName?: string;
   /**
    * How worker threads make their own copy of this signer (plugins with
-   * `meta.recreatableInWorkers`). When set, and the pool got the matching spec, newcert issues the
-   * whole certificate in a worker.
+   * `meta.recreatableInWorkers`). With the issuer's `signatureSite: 'worker'` (and the pool given
+   * `issuingWorkerInits`), newcert issues the whole certificate in a worker.
    */
   readonly workerRecipe?: WorkerSignerRecipe;
   /**

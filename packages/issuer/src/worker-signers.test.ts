@@ -1,21 +1,23 @@
 import { X509Certificate } from 'node:crypto';
-import { decodeNewCertificateRequest, generateKeyAndCsr, parseSigningPolicy } from '@certsmith/issuer';
 import type { Signer } from '@certsmith/signer-api';
 import { TestPki } from '@certsmith/test-pki';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createApp } from '../app.js';
 import { createInlineTaskRunner } from '@certsmith/worker-pool';
-import { created } from '../test-support/pem-signer-plugin.js';
-import { createNewcertOperation } from './newcert-operation.js';
-import { createSignOperation } from './sign-operation.js';
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { decodeNewCertificateRequest } from './certificate-request.js';
+import { createIssuer } from './issuer.js';
+import type { IssuingTaskRunner } from './issuer.js';
+import { generateKeyAndCsr } from './key-and-csr.js';
 import { createSignerDirectory } from './signer-directory.js';
 import type { SignerEntry } from './signer-directory.js';
+import { parseSigningPolicy } from './signing-policy-loader.js';
+import { created } from './test-support/pem-signer-plugin.js';
 import { provideWorkerSigners, workerSignerSpecs, workerSigning } from './worker-signers.js';
 import type { WorkerSignerSpec } from './worker-signers.js';
 
 const pki = new TestPki();
 const ca = pki.root({ CN: 'Worker Signing CA' }, { key: 'ecdsa-p256' });
-const PLUGIN = new URL('../test-support/pem-signer-plugin.ts', import.meta.url).href;
+const PLUGIN = new URL('./test-support/pem-signer-plugin.ts', import.meta.url).href;
 const policy = parseSigningPolicy({ signing: { default: { expiry: '1h', usages: ['digital signature', 'server auth'] }, profiles: { short: { expiry: '10m', usages: ['client auth'] } } } });
 
 /** A main-thread signer that must never be asked to sign: the worker copy does it. */
@@ -33,13 +35,11 @@ function mainThreadSigner(): Signer & { signCalls: number } {
   return signer;
 }
 
-interface Harness {
-  post(path: string, body: unknown): Promise<{ status: number; body: { success: boolean; result: Record<string, unknown>; errors: { code: number; message: string }[] } }>;
-  observed: { seconds: number; ok: boolean }[];
-  main: ReturnType<typeof mainThreadSigner>;
-}
+/** Tasks with worker semantics (inputs, results and errors cloned) on this thread, as the pool runs them. */
+const runner = createInlineTaskRunner();
+const tasks: IssuingTaskRunner = { runTask: (task, input) => runner.run(task, input) };
 
-function harness(options: { failWith?: string } = {}): Harness {
+function harness(options: { failWith?: string } = {}) {
   const observed: { seconds: number; ok: boolean }[] = [];
   const main = mainThreadSigner();
   const entry: SignerEntry = {
@@ -50,39 +50,22 @@ function harness(options: { failWith?: string } = {}): Harness {
     workerRecipe: { module: PLUGIN, options: { certificatePem: ca.pem, keyPem: ca.key.pkcs8Pem, ...options }, configDir: '/' },
     observeWorkerSign: (seconds, ok) => observed.push({ seconds, ok }),
   };
-  const signers = createSignerDirectory([entry]);
-  // Inline tasks: the spec goes to this thread directly, as the pool would put it in workerData.
+  // Tasks run on this thread: it gets the spec directly, as the init hook gives it to a worker.
   // The module stays the TypeScript source here (vitest imports it), so no dist mapping.
   provideWorkerSigners([{ label: 'default', recipe: entry.workerRecipe!, policy }]);
-  const app = createApp({ operations: [createNewcertOperation({ signers, bundler: null }), createSignOperation({ signers, bundler: null })], taskRunner: createInlineTaskRunner() });
-  const callback = app.callback();
-  return {
-    observed,
-    main,
-    async post(path, body) {
-      const { createServer } = await import('node:http');
-      const server = createServer(callback);
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      try {
-        const { port } = server.address() as { port: number };
-        const response = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', body: JSON.stringify(body) });
-        return { status: response.status, body: (await response.json()) as never };
-      } finally {
-        await new Promise((resolve) => server.close(resolve));
-      }
-    },
-  };
+  const issuer = createIssuer({ signers: createSignerDirectory([entry]), signatureSite: 'worker' });
+  return { observed, main, issuer };
 }
 
 afterEach(() => provideWorkerSigners(null));
 
-describe('issuing with a signer recreated in the workers', () => {
+describe("createIssuer with signatureSite 'worker'", () => {
   it('newcert: the worker copy signs, the certificate verifies under the CA, and the signature is counted', async () => {
     const h = harness();
     const before = created.count;
-    const response = await h.post('/api/v1/cfssl/newcert', { request: { CN: 'w.example', hosts: ['w.example'] }, profile: 'short' });
-    expect(response.status).toBe(200);
-    const certificate = new X509Certificate(response.body.result.certificate as string);
+    const issued = await h.issuer.newCertificate(decodeNewCertificateRequest({ request: { CN: 'w.example', hosts: ['w.example'] }, profile: 'short' }), { tasks });
+    const certificate = new X509Certificate(issued.certificatePem);
+    expect(Buffer.from(issued.certificateDer).equals(certificate.raw)).toBe(true);
     expect(certificate.verify(new X509Certificate(ca.pem).publicKey)).toBe(true);
     expect(certificate.subjectAltName).toBe('DNS:w.example');
     // Profile `short` (10 minutes, client auth) was applied by the worker, from its copy of the policy.
@@ -98,9 +81,8 @@ describe('issuing with a signer recreated in the workers', () => {
   it('sign: the CSR is checked and the overrides applied by the worker copy', async () => {
     const h = harness();
     const { csrPem: csr } = await generateKeyAndCsr(decodeNewCertificateRequest({ request: { CN: 'csr.example', hosts: ['csr.example'] } }).request);
-    const response = await h.post('/api/v1/cfssl/sign', { certificate_request: csr, hosts: ['override.example', '192.0.2.7'] });
-    expect(response.status).toBe(200);
-    const certificate = new X509Certificate(response.body.result.certificate as string);
+    const issued = await h.issuer.signCertificate({ certificate_request: csr, hosts: ['override.example', '192.0.2.7'] }, { tasks });
+    const certificate = new X509Certificate(issued.certificatePem);
     expect(certificate.verify(new X509Certificate(ca.pem).publicKey)).toBe(true);
     expect(certificate.subjectAltName).toBe('DNS:override.example, IP Address:192.0.2.7');
     expect(h.main.signCalls).toBe(0);
@@ -109,25 +91,22 @@ describe('issuing with a signer recreated in the workers', () => {
 
   it('sign: a bad CSR keeps its CFSSL code across the worker and counts no signature', async () => {
     const h = harness();
-    const response = await h.post('/api/v1/cfssl/sign', { certificate_request: '-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n' });
-    expect(response.status).toBe(400);
-    expect(response.body.errors[0]!.code).toBeGreaterThanOrEqual(9000);
+    const failure = h.issuer.signCertificate({ certificate_request: '-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n' }, { tasks });
+    const error = (await failure.then(() => null, (rejection: unknown) => rejection)) as { code: number };
+    expect(error.code).toBeGreaterThanOrEqual(9000);
     expect(h.observed).toEqual([]);
   });
 
   it('a failing worker signer answers 2500 and is counted as a failed signature', async () => {
     const h = harness({ failWith: 'key gone' });
-    const response = await h.post('/api/v1/cfssl/newcert', { request: { CN: 'f.example', hosts: ['f.example'] } });
-    expect(response.status).toBe(400);
-    expect(response.body.errors[0]).toMatchObject({ code: 2500 });
+    await expect(h.issuer.newCertificate(decodeNewCertificateRequest({ request: { CN: 'f.example', hosts: ['f.example'] } }), { tasks })).rejects.toMatchObject({ code: 2500 });
     expect(h.observed).toEqual([{ seconds: 0, ok: false }]);
   });
 
   it('an unknown profile is refused on the main thread (5400) before any worker signer is made', async () => {
     const h = harness();
     const before = created.count;
-    const response = await h.post('/api/v1/cfssl/newcert', { request: { CN: 'p.example', hosts: ['p.example'] }, profile: 'nope' });
-    expect(response.body.errors[0]).toMatchObject({ code: 5400 });
+    await expect(h.issuer.newCertificate(decodeNewCertificateRequest({ request: { CN: 'p.example', hosts: ['p.example'] }, profile: 'nope' }), { tasks })).rejects.toMatchObject({ code: 5400 });
     expect(created.count).toBe(before);
   });
 

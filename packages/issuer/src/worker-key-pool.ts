@@ -9,12 +9,16 @@
  * does not park idle workers in Atomics.wait (see `createWorkerPool`).
  */
 import { isMainThread } from 'node:worker_threads';
-import { createKeyPool, generateKey, generateKeyInThread, pooledKeySource } from '@certsmith/issuer';
-import type { GeneratedKey, KeyPool, KeyPoolSizes, KeySpec } from '@certsmith/issuer';
 import { tasksRunningInThisThread } from '@certsmith/worker-pool';
 import type { WorkerInit } from '@certsmith/worker-pool';
 
+import { generateKey, generateKeyInThread } from './key-generation.js';
+import type { GeneratedKey, KeySpec } from './key-generation.js';
+import { createKeyPool, pooledKeySource } from './key-pool.js';
+import type { KeyPool, KeyPoolSizes } from './key-pool.js';
+
 let pool: KeyPool | null | undefined;
+let providedSource: ((spec: KeySpec) => Promise<GeneratedKey>) | null = null;
 
 /** Each thread's share of a server-wide key pool (rounded up); null when no spec has keys. */
 export function perWorkerKeyPool(sizes: Readonly<Record<string, number>> | undefined, threads: number): Record<string, number> | null {
@@ -53,8 +57,18 @@ export function startWorkerKeyPool(sizes?: KeyPoolSizes): KeyPool | null {
   return pool;
 }
 
+/**
+ * Where this thread's issuing tasks take keys from instead of its key pool (`null`: back to the
+ * pool, or fresh keys): for single-threaded embedding and for benchmarks that time issuance
+ * without key generation (`tools/bench/issuer`). Must return a fresh key matching `spec`.
+ */
+export function provideThreadKeySource(source: ((spec: KeySpec) => Promise<GeneratedKey>) | null): void {
+  providedSource = source;
+}
+
 /** The key source of issuing tasks: a pooled key when one is ready, else a fresh one. */
 export function workerKeySource(): (spec: KeySpec) => Promise<GeneratedKey> {
+  if (providedSource !== null) return providedSource;
   const current = pool === undefined ? startWorkerKeyPool() : pool;
   return current === null ? generateKeyInThread : pooledKeySource(current, generateKeyInThread);
 }

@@ -4,9 +4,10 @@
  * signature check costs far more than building the certificate, so `/sign` and `/authsign` keep it
  * out of the main thread, where only the signer call happens.
  */
-import type { CsrFacts } from '@certsmith/issuer';
-import { parseCertificateRequest } from '@certsmith/x509-core';
 import { defineTask } from '@certsmith/worker-pool';
+import { parseCertificateRequest } from '@certsmith/x509-core';
+
+import type { CsrFacts } from './certificate-template.js';
 import { csrFactsOf } from './csr-facts.js';
 
 /** Input of {@link csrFactsTask}. */

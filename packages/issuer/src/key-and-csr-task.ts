@@ -3,9 +3,12 @@
  * encoding and self-signature, digests) off the event loop. For newcert it also returns the CSR's
  * facts, so the main thread only builds the certificate and makes the one signer call.
  */
-import type { CertificateRequest, CsrFacts, Sums } from '@certsmith/issuer';
-import { generateKeyAndCsr } from '@certsmith/issuer';
 import { defineTask } from '@certsmith/worker-pool';
+
+import type { CertificateRequest } from './certificate-request.js';
+import type { CsrFacts } from './certificate-template.js';
+import { generateKeyAndCsr } from './key-and-csr.js';
+import type { Sums } from './sums.js';
 import { workerKeySource } from './worker-key-pool.js';
 
 /** Input of {@link keyAndCsrTask}. */

@@ -12,28 +12,18 @@
  * use and keeps it.
  */
 import { performance } from 'node:perf_hooks';
-import { getIssuerContext, issueCertificate, selectProfile } from '@certsmith/issuer';
-import type { CsrFacts, IssuerContext, SignOverrides, SigningPolicy } from '@certsmith/issuer';
 import { createSigner, createSignerContext } from '@certsmith/signer-api';
 import type { SignatureAlgorithm, Signer } from '@certsmith/signer-api';
 import { resolveBuiltModule } from '@certsmith/worker-pool';
 import type { WorkerInit } from '@certsmith/worker-pool';
-import type { SignerEntry } from './signer-directory.js';
 
-/** How a worker thread makes its own copy of a signer. Plain data: it crosses threads. */
-export interface WorkerSignerRecipe {
-  /** URL (or specifier) of the plugin module, importable from a worker; its default export is the plugin. */
-  readonly module: string;
-  /** The plugin options as configured (validated again by the worker, as at start-up). */
-  readonly options: unknown;
-  /** Folder relative paths and `file:` secrets in the options resolve against. */
-  readonly configDir: string;
-  /**
-   * Environment for `env:` references when the host resolved them from something other than
-   * `process.env` (tests); absent, the worker's own copy of the environment is used.
-   */
-  readonly env?: Readonly<Record<string, string | undefined>>;
-}
+import { issueCertificate } from './certificate-template.js';
+import type { CsrFacts, SignOverrides } from './certificate-template.js';
+import { getIssuerContext } from './issuer-context.js';
+import type { IssuerContext } from './issuer-context.js';
+import type { SignerEntry, WorkerSignerRecipe } from './signer-directory.js';
+import { selectProfile } from './signing-policy.js';
+import type { SigningPolicy } from './signing-policy.js';
 
 /** One label a worker can issue for. */
 export interface WorkerSignerSpec {

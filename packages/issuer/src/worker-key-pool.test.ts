@@ -2,10 +2,11 @@
  * The key pool through the worker pool's init hook (`--key-pool`): each worker fills its share
  * while it is idle and hands the keys to issuing tasks.
  */
-import { describe, expect, it } from 'vitest';
-import { decodeNewCertificateRequest } from '@certsmith/issuer';
 import { createWorkerPool } from '@certsmith/worker-pool';
-import { keyPoolStatsTask } from '../../test-fixtures/test-tasks.mjs';
+import { describe, expect, it } from 'vitest';
+
+import { keyPoolStatsTask } from '../test-fixtures/key-pool-tasks.mjs';
+import { decodeNewCertificateRequest } from './certificate-request.js';
 import { keyAndCsrTask } from './key-and-csr-task.js';
 import { perWorkerKeyPool, workerKeyPoolInit } from './worker-key-pool.js';
 

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 
 import { describe, expect, it } from 'vitest';
 
-import { computeAuthToken, createAuthenticatedRequest, verifyAuthenticatedRequest } from './auth-token.js';
+import { computeAuthToken, createAuthenticatedRequest, verifyAuthenticatedRequest } from './authenticated-request.js';
 
 const key = Buffer.from('00112233445566778899aabbccddeeff', 'hex');
 const previous = Buffer.from('ffeeddccbbaa99887766554433221100', 'hex');
