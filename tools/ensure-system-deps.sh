@@ -2,8 +2,8 @@
 # Makes sure the system programs the end-to-end suite runs against are present: CFSSL 1.2.0
 # (`cfssl`, `multirootca` from Debian's golang-cfssl), SoftHSMv2 (a real PKCS#11 module), OpenSC's
 # pkcs11-tool, openssl (the independent verifier), curl + jq for the documented examples, PostgreSQL's
-# server binaries (the certificate store's tests start throwaway clusters with initdb/pg_ctl) and the
-# sqlite3 CLI. Idempotent: does nothing when all are there.
+# server binaries (the certificate store's tests start throwaway clusters with initdb/pg_ctl), the
+# sqlite3 CLI and HAProxy. Idempotent: does nothing when all are there.
 set -euo pipefail
 missing=()
 command -v cfssl >/dev/null || missing+=(golang-cfssl)
@@ -20,6 +20,9 @@ command -v yq >/dev/null || missing+=(yq)
 # The certificate store: PostgreSQL server binaries (any version under /usr/lib/postgresql) and sqlite3.
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
 command -v sqlite3 >/dev/null || missing+=(sqlite3)
+# Several instances on one store behind a real load balancer (test/store-many-instances.test.ts).
+# Debian installs it in /usr/sbin, which is not on every user's PATH.
+command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
 # better-sqlite3 is compiled from source by npm ci (no prebuilt download here).
 command -v g++ >/dev/null || missing+=(g++)
 command -v make >/dev/null || missing+=(make)
