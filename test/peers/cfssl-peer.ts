@@ -18,6 +18,8 @@ export interface CfsslServeOptions {
   intBundle?: string;
   metadata?: string;
   config?: string;
+  /** `-db-config`: CFSSL's certificate database (newcert and sign record their rows). */
+  dbConfig?: string;
 }
 
 async function stopProcess(child: ChildProcess): Promise<void> {
@@ -65,6 +67,7 @@ export async function startCfsslServe(options: CfsslServeOptions): Promise<Cfssl
     ['intBundle', '-int-bundle'],
     ['metadata', '-metadata'],
     ['config', '-config'],
+    ['dbConfig', '-db-config'],
   ];
   for (const [key, flag] of flags) {
     const value = options[key];
