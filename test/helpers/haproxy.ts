@@ -25,8 +25,12 @@ export interface HaproxyProcess {
   readonly url: string;
   /** Everything it wrote to stderr so far. */
   stderr(): string;
-  /** Resolve with the first stderr line (past or future) matching `pattern`; reject after `timeoutMs` or when it exits. */
-  waitForLog(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  /**
+   * Resolve with the first stderr line matching `pattern`, among those written from character `from`
+   * on (default 0: every line, past or future; pass `stderr().length` to wait for a new one); reject
+   * after `timeoutMs` or when HAProxy exits.
+   */
+  waitForLog(pattern: RegExp, options?: { from?: number; timeoutMs?: number }): Promise<string>;
   /** SIGTERM and wait for the exit (SIGKILL after 5 s). */
   stop(): Promise<void>;
 }
@@ -80,8 +84,8 @@ export async function startHaproxy(config: string, configFile: string, frontendP
   return {
     url: `http://127.0.0.1:${frontendPort}`,
     stderr: () => stderr,
-    waitForLog(pattern, timeoutMs = 20_000) {
-      const find = (): string | undefined => stderr.split('\n').find((line) => pattern.test(line));
+    waitForLog(pattern, { from = 0, timeoutMs = 20_000 } = {}) {
+      const find = (): string | undefined => stderr.slice(from).split('\n').find((line) => pattern.test(line));
       const found = find();
       if (found !== undefined) return Promise.resolve(found);
       return new Promise<string>((resolve, reject) => {
