@@ -52,7 +52,8 @@ describe('startServer metrics and OpenAPI', () => {
     expect(newcert.status).toBe(200);
     const text = await (await fetch(a.metricsUrl)).text();
     expect(text).toMatch(/certsmith_http_requests_total\{endpoint="health",method="GET",status="200",code=""\} 1/);
-    expect(text).toMatch(/certsmith_signer_calls_total\{label="default",plugin="@certsmith\/signer-local",call="sign"\} 1/);
+    // Two signatures: the certificate's and its first OCSP response's (the CA signs OCSP for itself).
+    expect(text).toMatch(/certsmith_signer_calls_total\{label="default",plugin="@certsmith\/signer-local",call="sign"\} 2/);
     expect(text).toMatch(/certsmith_worker_tasks_total\{task="issue\.newcert-in-worker",outcome="success"\} 1/);
     expect(text).toMatch(/certsmith_worker_pool_threads 1/);
     expect(await (await fetch(b.metricsUrl)).text()).not.toContain('endpoint="health"');

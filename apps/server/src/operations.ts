@@ -8,9 +8,10 @@
  * `sign` only when some profile (of any label's policy) has no `auth_key`; `authsign` only when some
  * profile has one. A disabled endpoint is simply not registered (404), and the reason is logged.
  *
- * With a certificate store (the default; `--no-store` turns it off): `certadd`, certinfo by serial,
- * and the inventory (`certificates`, `certificate` under `/api/v1/certsmith/`), all reaching the
- * store through {@link ServerServices.store}.
+ * With a certificate store (the default; `--no-store` turns it off): every certificate newcert, sign
+ * and authsign issue is recorded before it is answered; `certadd`, certinfo by serial, and the
+ * inventory (`certificates`, `certificate` under `/api/v1/certsmith/`), all reaching the store
+ * through {@link ServerServices.store}.
  *
  * Then the operator's controls apply ({@link applyEndpointControls}): `--disable a,b` removes
  * endpoints by bare name, as `cfssl serve -disable` (404; `health` cannot be disabled;
@@ -39,6 +40,7 @@ import { createIssuer, policyHasAuthenticatedProfiles, policyHasUnauthenticatedP
 import type { RecordIssued, SignatureSite, SignerDirectory } from '@certsmith/issuer';
 import { BadRequestError } from '@certsmith/x509-core';
 import { pino } from 'pino';
+import { createIssuedRecorder } from './issued-recording.js';
 import type { ServerOptions } from './server-options.js';
 import { revocationOperations } from './revocation/server-revocation.js';
 import type { ServerRevocation } from './revocation/server-revocation.js';
@@ -53,7 +55,11 @@ export interface ServerServices {
    * per-worker setup (`issuingWorkerInits`), as `startServer` does.
    */
   signatureSite?: SignatureSite;
-  /** Where issued certificates are recorded (the issuer's `recordIssued` port); absent: not recorded. */
+  /**
+   * Where issued certificates are recorded (the issuer's `recordIssued` port). Default: in
+   * {@link ServerServices.store} with the label of the signer and the first OCSP response of
+   * {@link ServerServices.revocation} (`createIssuedRecorder`); without a store, nowhere.
+   */
   recordIssued?: RecordIssued;
   /** Extra `/health` contributors (e.g. the signers map). */
   healthContributors?: readonly HealthContributor[];
@@ -160,11 +166,13 @@ async function buildServedOperations(options: ServerOptions, services: ServerSer
   const signers = services.signers;
   if (signers === undefined) return operations;
 
+  // Every certificate signed here is recorded (with its first OCSP response) before it is answered.
+  const recordIssued = services.recordIssued ?? (store === undefined ? undefined : createIssuedRecorder({ store, ocsp: services.revocation?.service }));
   const issuer = createIssuer({
     signers,
     signerTimeoutMs: options.signerTimeoutMs,
     ...(services.signatureSite === undefined ? {} : { signatureSite: services.signatureSite }),
-    ...(services.recordIssued === undefined ? {} : { recordIssued: services.recordIssued }),
+    ...(recordIssued === undefined ? {} : { recordIssued }),
   });
   const issue: IssueOperationOptions = { issuer, bundler: issueBundlerConfig(options, services.metricsChannel) };
   operations.push(createNewcertOperation(issue), createInfoOperation(issue));

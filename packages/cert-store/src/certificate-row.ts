@@ -5,7 +5,7 @@
 import { certificateToPem, commonName, decodePemBlock, parseCertificate, toHex, CertificateDecodeError } from '@certsmith/x509-core';
 import type { Certificate } from '@certsmith/x509-core';
 import { goJsonMarshal } from './go-json.js';
-import type { CertificateRowInput, RecordCertificateInput } from './model.js';
+import type { CertificateRowInput, IssuedOcspResponse, RecordCertificateInput } from './model.js';
 
 /** A `certificates` row ready to write; JSON columns as their text, times as `Date` (`null` = Go's zero time). */
 export interface CertificateRow {
@@ -22,6 +22,8 @@ export interface CertificateRow {
   metadataJson: string;
   sansJson: string;
   commonName: string | null;
+  /** The certificate's first OCSP response, written in the row's transaction (issuing only). */
+  ocspResponse?: IssuedOcspResponse;
 }
 
 /**
@@ -72,6 +74,7 @@ export function issuedCertificateRow(input: RecordCertificateInput, now: Date): 
     // Go marshals a nil slice as null (lifecycle spec §2.1: `null` when there are none).
     sansJson: dns.length === 0 ? 'null' : goJsonMarshal(dns),
     commonName: commonName(certificate.subject),
+    ...(input.ocspResponse === undefined ? {} : { ocspResponse: input.ocspResponse }),
   };
 }
 

@@ -16,6 +16,7 @@ export type {
   CertificateRecord,
   CertificateRowInput,
   RecordCertificateInput,
+  IssuedOcspResponse,
   ListCertificatesOptions,
   CertificatePage,
   OcspResponseRecord,

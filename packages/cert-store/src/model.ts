@@ -74,6 +74,19 @@ export interface RecordCertificateInput {
   label?: string;
   /** The request's metadata map (CFSSL: always `null`, no API path sets it). */
   metadata?: Record<string, unknown> | null;
+  /**
+   * The certificate's first OCSP response (status good), stored in the same transaction as the row:
+   * a certificate is then never recorded without its response, and issuance costs one write, not two.
+   */
+  ocspResponse?: IssuedOcspResponse;
+}
+
+/** An OCSP response signed for a certificate before it is recorded ({@link RecordCertificateInput.ocspResponse}). */
+export interface IssuedOcspResponse {
+  /** The DER OCSPResponse. */
+  body: Uint8Array;
+  /** When it stops being fresh (its nextUpdate). */
+  expiry: Date;
 }
 
 /** Filters and paging of {@link Store.listCertificates}. Filters combine with AND. */

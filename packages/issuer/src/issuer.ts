@@ -22,7 +22,7 @@ import { csrFactsTask } from './csr-facts-task.js';
 import { keyAndCsrTask } from './key-and-csr-task.js';
 import { newcertInWorkerTask } from './newcert-in-worker-task.js';
 import { countWorkerSignature, routeSignatureSite, selectRouteProfile, signHere, signRemotely } from './route-signing.js';
-import type { SignatureSite, SignedCertificate } from './route-signing.js';
+import type { RouteSignatureSite, SignatureSite, SignedCertificate } from './route-signing.js';
 import { signInWorkerTask } from './sign-in-worker-task.js';
 import type { SignerDirectory, SignerRoute } from './signer-directory.js';
 import type { InfoRequest } from './signer-info.js';
@@ -209,9 +209,14 @@ export function createIssuer(options: IssuerOptions): Issuer {
   const { signers, signerTimeoutMs, recordIssued } = options;
   const configuredSite = options.signatureSite ?? 'here';
 
-  /** The record step: after the signature, before the certificate goes anywhere. */
-  const record = async (route: SignerRoute, profile: string | undefined, certificate: SignedCertificate): Promise<void> => {
-    if (recordIssued === undefined) return;
+  /**
+   * The record step: after the signature, before the certificate goes anywhere. A certificate is
+   * recorded where it is signed: a route whose signature site is `'remote'` (a signer with only the
+   * `signRequest` capability, e.g. a forwarding `@certsmith/signer-multiroot`) gets back a certificate
+   * its CA has already recorded, and a second row here would collide when both share a database.
+   */
+  const record = async (route: SignerRoute, site: RouteSignatureSite, profile: string | undefined, certificate: SignedCertificate): Promise<void> => {
+    if (recordIssued === undefined || site === 'remote') return;
     await recordIssued({ label: route.label, profile: profile ?? '', certificateDer: certificate.certificateDer, certificatePem: certificate.certificatePem });
   };
 
@@ -233,7 +238,7 @@ export function createIssuer(options: IssuerOptions): Issuer {
       // The remote CA parses the CSR and applies its own policy.
       signed = await signRemotely(route, signRequest, signerTimeoutMs);
     }
-    if (site !== 'remote') await record(route, body.profile, signed);
+    await record(route, site, body.profile, signed);
     const outcome: SignOutcome<TBundle> = { certificatePem: signed.certificatePem, certificateDer: signed.certificateDer, messages: [] };
     if (wantsBundle) {
       if (call.bundle) outcome.bundle = await call.bundle(signed.certificatePem);
@@ -257,7 +262,7 @@ export function createIssuer(options: IssuerOptions): Issuer {
         const issued = await countWorkerSignature(route, () =>
           tasks.runTask(newcertInWorkerTask, { label: route.label, request: input.request, profile: input.profile ?? '', hosts }),
         );
-        await record(route, input.profile, issued);
+        await record(route, site, input.profile, issued);
         outcome = {
           privateKeyPem: issued.privateKeyPem,
           csrPem: issued.csrPem,
@@ -271,12 +276,12 @@ export function createIssuer(options: IssuerOptions): Issuer {
         let signed: SignedCertificate;
         if (site === 'here') {
           signed = await signHere(route, profile!, generated.facts!, hosts === null ? {} : { hosts }, signerTimeoutMs);
-          await record(route, input.profile, signed);
         } else {
           const forwarded: SignRequest = { certificate_request: generated.csrPem, profile: input.profile ?? '' };
           if (hosts !== null) forwarded.hosts = hosts;
           signed = await signRemotely(route, forwarded, signerTimeoutMs);
         }
+        await record(route, site, input.profile, signed);
         outcome = {
           privateKeyPem: generated.privateKeyPem,
           csrPem: generated.csrPem,

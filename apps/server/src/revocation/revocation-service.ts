@@ -24,7 +24,7 @@
 import type { CertificateChange, CertificateRecord, ChangeSubscription, Store } from '@certsmith/cert-store';
 import { iterateCertificates, iterateOcspResponses } from '@certsmith/cert-store';
 import type { Logger } from '@certsmith/http-api';
-import type { CertificateStatusRecord, Crl, CrlStore, StoreOcspSource } from '@certsmith/revocation';
+import type { CertificateStatusRecord, Crl, CrlStore, SignedOcspResponse, StoreOcspSource } from '@certsmith/revocation';
 import { CrlCache, createStoreOcspSource, ocspStatusOf, prepareOcspResponse, signOcspForRecord } from '@certsmith/revocation';
 import { CertsmithError, ErrorCode } from '@certsmith/x509-core';
 import type { RevocationAuthorities, RevocationAuthority } from './revocation-authorities.js';
@@ -87,17 +87,33 @@ export class RevocationService {
   }
 
   /**
-   * Sign and store the OCSP response of a certificate just recorded — the issuing record step, and
-   * certadd — before the certificate is handed out (or the certadd answered). A certificate of a CA
-   * this server does not sign for (a remote signer's) gets none here.
+   * Sign and store the OCSP response of a certificate just recorded by certadd, before the certadd
+   * is answered (issuance stores it in the row's own transaction: {@link signStatus}). A
+   * certificate of a CA this server does not sign for (a remote signer's) gets none here.
    * @throws the signer's error (e.g. 2500) or the store's (503): the request then fails.
    */
   async signRecorded(record: CertificateStatusRecord): Promise<void> {
-    const authority = this.options.authorities.byKeyIdentifier(record.authorityKeyId);
-    if (authority === undefined) return;
-    const signed = await signOcspForRecord(authority.ocsp, record, { intervalMs: this.options.settings.ocspIntervalMs });
+    const signed = await this.signStatus(record);
+    if (signed === null) return;
     await this.options.requestStore.upsertOcspResponse(signed);
     this.ocspSource.invalidate(record.serial, record.authorityKeyId);
+  }
+
+  /**
+   * The OCSP response stating `record`'s status, signed by the identity of its CA — for a
+   * certificate being recorded (issuance stores it in the row's transaction; certadd right after
+   * the row). `null` for a CA this server does not sign for (a remote signer's).
+   * @throws the signer's error (e.g. 2500).
+   */
+  async signStatus(record: CertificateStatusRecord): Promise<SignedOcspResponse | null> {
+    const authority = this.options.authorities.byKeyIdentifier(record.authorityKeyId);
+    if (authority === undefined) return null;
+    return await signOcspForRecord(authority.ocsp, record, { intervalMs: this.options.settings.ocspIntervalMs });
+  }
+
+  /** A certificate was recorded with its response ({@link signStatus}): drop what the responder cached for it. */
+  recorded(serial: string, authorityKeyId: string): void {
+    this.ocspSource.invalidate(serial, authorityKeyId);
   }
 
   /**

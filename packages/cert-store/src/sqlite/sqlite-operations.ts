@@ -37,6 +37,14 @@ const CERTIFICATE_COLUMNS = `CAST(serial_number AS TEXT) AS serial, CAST(authori
 const INSERT_CERTIFICATE = `INSERT INTO certificates (serial_number, authority_key_identifier, ca_label, status, reason, expiry,
   revoked_at, pem, issued_at, not_before, metadata, sans, common_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
+/** Store or replace one OCSP response; the body as text, as CFSSL's SQLite rows hold it. */
+const UPSERT_OCSP_RESPONSE = `INSERT INTO ocsp_responses (serial_number, authority_key_identifier, body, expiry) VALUES (?, ?, CAST(? AS TEXT), ?)
+  ON CONFLICT (serial_number, authority_key_identifier) DO UPDATE SET body = excluded.body, expiry = excluded.expiry`;
+
+function ocspValues(serial: string, authorityKeyId: string, response: { body: Uint8Array; expiry: Date }): unknown[] {
+  return [serial, authorityKeyId, Buffer.from(response.body), formatSqliteTime(response.expiry)];
+}
+
 /** SQLite result codes that mean "try again later" rather than "this request is wrong". */
 const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|CANTOPEN|IOERR|FULL|NOMEM|PROTOCOL|NOTADB|CORRUPT)/;
 
@@ -116,18 +124,25 @@ export class SqliteOperations {
    */
   insertCertificates(rows: readonly CertificateRow[]): RowOutcome[] {
     const insert = this.statement(INSERT_CERTIFICATE);
+    const upsert = this.statement(UPSERT_OCSP_RESPONSE);
+    // A row and its first OCSP response (issuing) are written together or not at all.
+    const insertRow = (row: CertificateRow): void => {
+      if (insert.run(...rowValues(row)).changes !== 1) throw new RecordInsertError();
+      if (row.ocspResponse !== undefined) upsert.run(...ocspValues(row.serial, row.authorityKeyId, row.ocspResponse));
+    };
     try {
       this.db.transaction(() => {
-        for (const row of rows) if (insert.run(...rowValues(row)).changes !== 1) throw new RecordInsertError();
+        for (const row of rows) insertRow(row);
       })();
       return rows.map(() => ({ ok: true }));
     } catch (error) {
       const mapped = sqliteError(error);
       if (mapped instanceof StoreUnavailableError || rows.length === 1) return rows.map(() => ({ ok: false, error: toErrorPayload(mapped) }));
     }
+    const insertOne = this.db.transaction(insertRow);
     return rows.map((row) => {
       try {
-        if (insert.run(...rowValues(row)).changes !== 1) return { ok: false, error: toErrorPayload(new RecordInsertError()) };
+        insertOne(row);
         return { ok: true };
       } catch (error) {
         return { ok: false, error: toErrorPayload(sqliteError(error)) };
@@ -259,12 +274,7 @@ export class SqliteOperations {
   }
 
   upsertOcspResponse(response: OcspResponseInput): void {
-    this.guarded(() =>
-      this.statement(
-        `INSERT INTO ocsp_responses (serial_number, authority_key_identifier, body, expiry) VALUES (?, ?, CAST(? AS TEXT), ?)
-         ON CONFLICT (serial_number, authority_key_identifier) DO UPDATE SET body = excluded.body, expiry = excluded.expiry`,
-      ).run(response.serial, response.authorityKeyId, Buffer.from(response.body), formatSqliteTime(response.expiry)),
-    );
+    this.guarded(() => this.statement(UPSERT_OCSP_RESPONSE).run(...ocspValues(response.serial, response.authorityKeyId, response)));
   }
 
   getOcspResponse(serial: string, aki: string): OcspResponseRecord | null {

@@ -86,6 +86,35 @@ export function describeStoreConformance(driver: string, open: StoreFactory): vo
       }
     });
 
+    it('writes the OCSP response given with a record in its transaction, and none with a failed record', async () => {
+      const store = await open();
+      try {
+        const leaves = Array.from({ length: 6 }, (_, i) => issuer.leaf(`ocsp-at-issue${i}.example`));
+        // Bytes with NULs and high bits: stored as given, as upsertOcspResponse stores them.
+        const bodyOf = (i: number): Uint8Array => Uint8Array.from([0x30, 0x00, 0xff, i, 0x00]);
+        const expiry = new Date(Date.now() + DAY);
+        const results = await Promise.allSettled([
+          ...leaves.map((leaf, i) =>
+            store.recordCertificate({ certificate: leaf.pem, label: 'ocsp', ...(i === 5 ? {} : { ocspResponse: { body: bodyOf(i), expiry } }) }),
+          ),
+          // A duplicate of leaf 2 in the same turn: it fails alone, and its (different) response is not written.
+          store.recordCertificate({ certificate: leaves[2]!.pem, label: 'ocsp', ocspResponse: { body: Uint8Array.from([9, 9, 9]), expiry } }),
+        ]);
+        expect(results.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected']);
+        for (const [i, leaf] of leaves.entries()) {
+          const response = await store.getOcspResponse(serialToDecimal(leaf.serialHex), issuer.akiHex);
+          if (i === 5) {
+            expect(response).toBeNull();
+          } else {
+            expect(Buffer.from(response!.body).equals(Buffer.from(bodyOf(i)))).toBe(true);
+            expect(response!.expiry!.getTime()).toBe(expiry.getTime());
+          }
+        }
+      } finally {
+        await store.close();
+      }
+    });
+
     it('refuses input that is not a certificate with a coded error', async () => {
       const store = await open();
       try {
