@@ -13,6 +13,8 @@
  * - `certsmith gencert` / `sign` with `-db-config`.
  */
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { openStore, serialToDecimal } from '@certsmith/cert-store';
@@ -213,5 +215,22 @@ describe('certsmith gencert and sign with -db-config', () => {
     const rows = await peek({ driver: 'sqlite3', dataSource: scratch.path('cli.db') }, async (store) => [await store.getCertificate(fromGencert.serial, fromGencert.aki), await store.getCertificate(fromSign.serial, fromSign.aki)]);
     expect(rows[0]).toMatchObject({ label: 'default', commonName: 'cli.example' });
     expect(rows[1]).toMatchObject({ label: 'web', commonName: 'cli-sign.example' });
+  });
+
+  it('prints no certificate and exits 2 with a coded error when the database cannot be reached', async () => {
+    // A loopback port nothing listens on.
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    await new Promise((resolve) => server.close(resolve));
+    const dbConfig = await scratch.write('cli-down.json', { driver: 'postgres', data_source: `postgres://certsmith:hunter2@127.0.0.1:${port}/certdb?sslmode=disable&connect_timeout=2` });
+    const csrJson = await scratch.write('cli-down-csr.json', { CN: 'down.example', hosts: ['down.example'] });
+    const failed = await run(process.execPath, [CLI_PATH, 'gencert', '-ca', roots.default.certFile, '-ca-key', roots.default.keyFile, '-db-config', dbConfig, csrJson], { cwd: scratch.dir }).then(
+      () => null,
+      (error: unknown) => error as { code: number; stdout: string; stderr: string },
+    );
+    expect(failed).toMatchObject({ code: 2, stdout: '' });
+    expect(JSON.parse(failed!.stderr)).toMatchObject({ code: 503 });
+    expect(failed!.stderr).not.toContain('hunter2');
   });
 });

@@ -11,11 +11,12 @@ import { ErrorCode } from '@certsmith/x509-core';
 import type { CommandIo, Verbosity } from './common.js';
 import { acceptGoFlags, createReporter, goJson, parseJsonInput, readInput, resolveIo, runAction, splitHosts, withLogLevel } from './common.js';
 import { initCa } from './key-and-csr.js';
-import { closeQuietly, openSigning } from './signing.js';
+import { closeQuietly, openCommandRecording, openSigning } from './signing.js';
 import type { SigningFlags } from './signing.js';
 
 interface GencertFlags extends SigningFlags {
   initca?: boolean;
+  dbConfig?: string;
   hostname?: string;
   loglevel?: Verbosity;
 }
@@ -30,6 +31,7 @@ Examples:
   certsmith gencert -ca ca.pem -ca-key ca-key.pem -config cfssl.json -profile client csr.json
   echo '{"CN":"svc","hosts":["svc.internal"]}' | certsmith gencert -remote http://127.0.0.1:8888 -label hsm -
   certsmith gencert -initca -ca-key ca-key.pem ca-csr.json    # new CA certificate for an existing key
+  certsmith gencert -ca ca.pem -ca-key ca-key.pem -db-config db.json -label web csr.json   # recorded in the store
 
 Exit codes: 0 success, 1 usage error, 2 failure ({"code":N,"message":"…"} on stderr).`;
 
@@ -48,6 +50,7 @@ export function registerGencertCommand(program: Command, io: Partial<CommandIo> 
     .option('--profile <name>', 'signing profile')
     .option('--label <label>', 'signer label (a signers entry of --config, or the remote CA\'s label)')
     .option('--hostname <list>', 'comma-separated hosts (DNS names, IPs, e-mails, URIs) replacing the request\'s hosts in the certificate')
+    .option('--db-config <file>', 'CFSSL db-config file: record the certificate in that store, with its label, before printing it')
     .option('--remote <url>', 'remote CFSSL/certsmith to sign with, e.g. http://127.0.0.1:8888 (several: comma-separated)')
     .allowExcessArguments(false)
     .addHelpText('after', EXAMPLES);
@@ -66,7 +69,15 @@ export function registerGencertCommand(program: Command, io: Partial<CommandIo> 
       const request = decodeCertificateRequest(body);
       const spec = resolveKeySpec(request.key);
       const hosts = splitHosts(flags.hostname);
-      const setup = await openSigning(flags, resolved, reporter);
+      // The store first: a database that cannot be reached fails before anything is signed.
+      const recording = await openCommandRecording(flags.dbConfig, resolved);
+      let setup;
+      try {
+        setup = await openSigning(flags, resolved, reporter, recording?.recordIssued);
+      } catch (error) {
+        await recording?.close();
+        throw error;
+      }
       try {
         if (spec.algorithm === 'RSA' && spec.bits >= 4096) reporter.progress(`generating a ${spec.bits}-bit RSA key…`);
         if (setup.remote) reporter.progress('sending the request to the remote CA…');
@@ -77,6 +88,7 @@ export function registerGencertCommand(program: Command, io: Partial<CommandIo> 
         resolved.stdout(`${goJson({ cert: issued.certificatePem, csr: issued.csrPem, key: issued.privateKeyPem })}\n`);
       } finally {
         await closeQuietly(setup);
+        await recording?.close();
       }
     }),
   );

@@ -9,11 +9,12 @@ import type { SignBody } from '@certsmith/issuer';
 import { ErrorCode } from '@certsmith/x509-core';
 import type { CommandIo, Verbosity } from './common.js';
 import { UsageError, acceptGoFlags, createReporter, goJson, parseJsonInput, readInput, resolveIo, runAction, splitHosts, withLogLevel } from './common.js';
-import { closeQuietly, openSigning } from './signing.js';
+import { closeQuietly, openCommandRecording, openSigning } from './signing.js';
 import type { SigningFlags } from './signing.js';
 
 interface SignFlags extends SigningFlags {
   hostname?: string;
+  dbConfig?: string;
   csr?: string;
   loglevel?: Verbosity;
 }
@@ -25,6 +26,7 @@ Examples:
   certsmith sign -ca ca.pem -ca-key ca-key.pem -hostname www.example.com,10.0.0.5 www.csr | certsmith split -bare www
   certsmith sign -ca ca.pem -ca-key ca-key.pem -config cfssl.json -profile server www.csr subject.json
   openssl req -new -key k.pem -subj /CN=x | certsmith sign -remote http://127.0.0.1:8888 -
+  certsmith sign -ca ca.pem -ca-key ca-key.pem -db-config db.json www.csr   # recorded in the store
 
 Exit codes: 0 success, 1 usage error, 2 failure ({"code":N,"message":"…"} on stderr).`;
 
@@ -44,6 +46,7 @@ export function registerSignCommand(program: Command, io: Partial<CommandIo> = {
     .option('--profile <name>', 'signing profile')
     .option('--label <label>', 'signer label (a signers entry of --config, or the remote CA\'s label)')
     .option('--hostname <list>', 'comma-separated hosts replacing the CSR\'s SANs')
+    .option('--db-config <file>', 'CFSSL db-config file: record the certificate in that store, with its label, before printing it')
     .option('--remote <url>', 'remote CFSSL/certsmith to sign with (several: comma-separated)')
     .allowExcessArguments(false)
     .addHelpText('after', EXAMPLES);
@@ -69,7 +72,15 @@ export function registerSignCommand(program: Command, io: Partial<CommandIo> = {
       if (decoded.subject) request.subject = decoded.subject;
       if (flags.profile) request.profile = flags.profile;
       if (flags.label) request.label = flags.label;
-      const setup = await openSigning(flags, resolved, reporter);
+      // The store first: a database that cannot be reached fails before anything is signed.
+      const recording = await openCommandRecording(flags.dbConfig, resolved);
+      let setup;
+      try {
+        setup = await openSigning(flags, resolved, reporter, recording?.recordIssued);
+      } catch (error) {
+        await recording?.close();
+        throw error;
+      }
       try {
         if (setup.remote) reporter.progress('sending the request to the remote CA…');
         // The issuer's sign; the operator holds the config, so auth_key profiles are allowed.
@@ -77,6 +88,7 @@ export function registerSignCommand(program: Command, io: Partial<CommandIo> = {
         resolved.stdout(`${goJson({ cert: issued.certificatePem, csr: csrText })}\n`);
       } finally {
         await closeQuietly(setup);
+        await recording?.close();
       }
     }),
   );

@@ -19,6 +19,7 @@
  */
 import { resolve } from 'node:path';
 import { Writable } from 'node:stream';
+import { loadDbConfigFile, openStore } from '@certsmith/cert-store';
 import { DEFAULT_LABEL, createIssuer, createSignerDirectory, defaultSigningPolicy, describeProblem } from '@certsmith/issuer';
 import type { Issuer, RecordIssued, SigningPolicy, SigningProfile } from '@certsmith/issuer';
 import type { Signer, SignerLogger } from '@certsmith/signer-api';
@@ -27,6 +28,7 @@ import { loadLocalSigner } from '@certsmith/signer-local';
 import { CertsmithError, ErrorCode } from '@certsmith/x509-core';
 import { pino } from 'pino';
 import { loadServerConfig } from '../config-file.js';
+import { createIssuedRecorder } from '../issued-recording.js';
 import { checkReadableFile } from '../server-options.js';
 import { loadSigner } from '../signer-loader.js';
 import type { CommandIo, Reporter } from './common.js';
@@ -164,6 +166,29 @@ async function chooseSigner(flags: SigningFlags, io: CommandIo, reporter: Report
   const profile = profileFor(filePolicy, flags.profile);
   if (profile.remoteServer !== '') return remoteSetup(profile.remoteServer, profile, filePolicy, `profile ${JSON.stringify(profile.name)} remote`);
   throw new UsageError('need a CA certificate (provide one with -ca and -ca-key), a remote CA (-remote) or a signer in -config');
+}
+
+/** Where `gencert` / `sign -db-config FILE` record what they sign. */
+export interface CommandRecording {
+  /** The issuer's record port: the row (label of the signer), committed before the certificate is printed. */
+  recordIssued: RecordIssued;
+  close(): Promise<void>;
+}
+
+/**
+ * Open the store of CFSSL's `-db-config FILE` for `gencert` / `sign`, as `cfssl gencert|sign
+ * -db-config` records into it: the certificate's row, with the label, before it is printed. The
+ * store is opened (and migrated, as `certsmith revoke` does) before anything is signed, so a
+ * database that cannot be reached fails the command (503, exit 2) before a key is made — CFSSL signs
+ * first and then fails on the insert; either way nothing is printed. No OCSP response is signed here
+ * (as CFSSL); a running `serve` on the same store signs it at its next refresh. `undefined`: no flag,
+ * nothing recorded.
+ */
+export async function openCommandRecording(dbConfigFile: string | undefined, io: CommandIo): Promise<CommandRecording | undefined> {
+  if (dbConfigFile === undefined) return undefined;
+  const config = await loadDbConfigFile(dbConfigFile === '' ? '' : resolve(io.cwd(), dbConfigFile));
+  const store = await openStore(config, { migrations: 'apply', sqlite: { thread: false } });
+  return { recordIssued: createIssuedRecorder({ store }), close: () => store.close() };
 }
 
 /** Close a setup without letting a close failure hide the operation's own error. */
