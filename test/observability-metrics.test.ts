@@ -94,8 +94,9 @@ describe('/metrics on the API port', () => {
     expect(sample(text, 'certsmith_http_requests_total', { endpoint: 'unknown', status: '404', code: '404' })).toBe(1);
     expect(sample(text, 'certsmith_http_request_duration_seconds_count', { endpoint: 'newcert' })).toBe(2);
     expect(sample(text, 'certsmith_http_request_duration_seconds_bucket', { endpoint: 'newcert', le: '+Inf' })).toBe(2);
-    expect(sample(text, 'certsmith_signer_calls_total', { label: 'default', plugin: '@certsmith/signer-local', call: 'sign' })).toBe(1);
-    expect(sample(text, 'certsmith_signer_call_duration_seconds_count', { label: 'default', plugin: '@certsmith/signer-local', call: 'sign' })).toBe(1);
+    // Two signatures for the one newcert: its certificate's and its first OCSP response's (recorded with it).
+    expect(sample(text, 'certsmith_signer_calls_total', { label: 'default', plugin: '@certsmith/signer-local', call: 'sign' })).toBe(2);
+    expect(sample(text, 'certsmith_signer_call_duration_seconds_count', { label: 'default', plugin: '@certsmith/signer-local', call: 'sign' })).toBe(2);
     expect(sample(text, 'certsmith_worker_tasks_total', { task: 'issue.newcert-in-worker', outcome: 'success' })).toBe(1);
     expect(sample(text, 'certsmith_worker_pool_threads')).toBe(1);
     expect(sample(text, 'certsmith_worker_pool_queue_depth')).toBe(0);

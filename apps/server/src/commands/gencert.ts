@@ -11,7 +11,7 @@ import { ErrorCode } from '@certsmith/x509-core';
 import type { CommandIo, Verbosity } from './common.js';
 import { acceptGoFlags, createReporter, goJson, parseJsonInput, readInput, resolveIo, runAction, splitHosts, withLogLevel } from './common.js';
 import { initCa } from './key-and-csr.js';
-import { closeQuietly, openCommandRecording, openSigning } from './signing.js';
+import { closeQuietly, openRecordedSigning } from './signing.js';
 import type { SigningFlags } from './signing.js';
 
 interface GencertFlags extends SigningFlags {
@@ -69,15 +69,8 @@ export function registerGencertCommand(program: Command, io: Partial<CommandIo> 
       const request = decodeCertificateRequest(body);
       const spec = resolveKeySpec(request.key);
       const hosts = splitHosts(flags.hostname);
-      // The store first: a database that cannot be reached fails before anything is signed.
-      const recording = await openCommandRecording(flags.dbConfig, resolved);
-      let setup;
-      try {
-        setup = await openSigning(flags, resolved, reporter, recording?.recordIssued);
-      } catch (error) {
-        await recording?.close();
-        throw error;
-      }
+      // With -db-config, the certificate is recorded before it is printed.
+      const setup = await openRecordedSigning(flags, resolved, reporter);
       try {
         if (spec.algorithm === 'RSA' && spec.bits >= 4096) reporter.progress(`generating a ${spec.bits}-bit RSA key…`);
         if (setup.remote) reporter.progress('sending the request to the remote CA…');
@@ -88,7 +81,6 @@ export function registerGencertCommand(program: Command, io: Partial<CommandIo> 
         resolved.stdout(`${goJson({ cert: issued.certificatePem, csr: issued.csrPem, key: issued.privateKeyPem })}\n`);
       } finally {
         await closeQuietly(setup);
-        await recording?.close();
       }
     }),
   );

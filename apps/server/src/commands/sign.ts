@@ -9,7 +9,7 @@ import type { SignBody } from '@certsmith/issuer';
 import { ErrorCode } from '@certsmith/x509-core';
 import type { CommandIo, Verbosity } from './common.js';
 import { UsageError, acceptGoFlags, createReporter, goJson, parseJsonInput, readInput, resolveIo, runAction, splitHosts, withLogLevel } from './common.js';
-import { closeQuietly, openCommandRecording, openSigning } from './signing.js';
+import { closeQuietly, openRecordedSigning } from './signing.js';
 import type { SigningFlags } from './signing.js';
 
 interface SignFlags extends SigningFlags {
@@ -72,15 +72,8 @@ export function registerSignCommand(program: Command, io: Partial<CommandIo> = {
       if (decoded.subject) request.subject = decoded.subject;
       if (flags.profile) request.profile = flags.profile;
       if (flags.label) request.label = flags.label;
-      // The store first: a database that cannot be reached fails before anything is signed.
-      const recording = await openCommandRecording(flags.dbConfig, resolved);
-      let setup;
-      try {
-        setup = await openSigning(flags, resolved, reporter, recording?.recordIssued);
-      } catch (error) {
-        await recording?.close();
-        throw error;
-      }
+      // With -db-config, the certificate is recorded before it is printed.
+      const setup = await openRecordedSigning(flags, resolved, reporter);
       try {
         if (setup.remote) reporter.progress('sending the request to the remote CA…');
         // The issuer's sign; the operator holds the config, so auth_key profiles are allowed.
@@ -88,7 +81,6 @@ export function registerSignCommand(program: Command, io: Partial<CommandIo> = {
         resolved.stdout(`${goJson({ cert: issued.certificatePem, csr: csrText })}\n`);
       } finally {
         await closeQuietly(setup);
-        await recording?.close();
       }
     }),
   );

@@ -168,27 +168,36 @@ async function chooseSigner(flags: SigningFlags, io: CommandIo, reporter: Report
   throw new UsageError('need a CA certificate (provide one with -ca and -ca-key), a remote CA (-remote) or a signer in -config');
 }
 
-/** Where `gencert` / `sign -db-config FILE` record what they sign. */
-export interface CommandRecording {
-  /** The issuer's record port: the row (label of the signer), committed before the certificate is printed. */
-  recordIssued: RecordIssued;
-  close(): Promise<void>;
-}
-
 /**
- * Open the store of CFSSL's `-db-config FILE` for `gencert` / `sign`, as `cfssl gencert|sign
- * -db-config` records into it: the certificate's row, with the label, before it is printed. The
- * store is opened (and migrated, as `certsmith revoke` does) before anything is signed, so a
- * database that cannot be reached fails the command (503, exit 2) before a key is made — CFSSL signs
- * first and then fails on the insert; either way nothing is printed. No OCSP response is signed here
- * (as CFSSL); a running `serve` on the same store signs it at its next refresh. `undefined`: no flag,
- * nothing recorded.
+ * {@link openSigning} for `gencert` / `sign`, recording into CFSSL's `-db-config FILE` when given,
+ * as `cfssl gencert|sign -db-config` do: the certificate's row, with the label, is committed before
+ * the issuer returns it (so before it is printed). The store is opened (and migrated, as
+ * `certsmith revoke` does) before the signer, so a database that cannot be reached fails the
+ * command (503, exit 2) before anything is signed — CFSSL signs first and then fails on the insert;
+ * either way nothing is printed. No OCSP response is signed here (as CFSSL): a running `serve` on
+ * the same store signs it at its next refresh. The setup's `close` closes the store too.
  */
-export async function openCommandRecording(dbConfigFile: string | undefined, io: CommandIo): Promise<CommandRecording | undefined> {
-  if (dbConfigFile === undefined) return undefined;
-  const config = await loadDbConfigFile(dbConfigFile === '' ? '' : resolve(io.cwd(), dbConfigFile));
+export async function openRecordedSigning(flags: SigningFlags & { dbConfig?: string }, io: CommandIo, reporter: Reporter): Promise<SigningSetup> {
+  if (flags.dbConfig === undefined) return openSigning(flags, io, reporter);
+  const config = await loadDbConfigFile(flags.dbConfig === '' ? '' : resolve(io.cwd(), flags.dbConfig));
   const store = await openStore(config, { migrations: 'apply', sqlite: { thread: false } });
-  return { recordIssued: createIssuedRecorder({ store }), close: () => store.close() };
+  let setup: SigningSetup;
+  try {
+    setup = await openSigning(flags, io, reporter, createIssuedRecorder({ store }));
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  return {
+    ...setup,
+    async close() {
+      try {
+        await setup.close();
+      } finally {
+        await store.close();
+      }
+    },
+  };
 }
 
 /** Close a setup without letting a close failure hide the operation's own error. */
