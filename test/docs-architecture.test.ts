@@ -6,7 +6,9 @@
  *   path exists;
  * - every `@certsmith/*` import of a source file is declared by its package (test support files: a
  *   dev dependency too), so the table is the import graph, and the package graph has no circle;
- * - no two source files import each other, directly or through others (tests are left out).
+ * - no two source files import each other, directly or through others (tests are left out);
+ * - every `docs/<page>.md#anchor` a source comment links to (benchmark stories live in
+ *   docs/performance.md, not in comments) names a heading of that page.
  *
  * A rename, a move or a new dependency fails here until the page says so.
  */
@@ -136,6 +138,34 @@ describe('docs/architecture.md', () => {
     }
   });
 });
+
+describe('links from source comments', () => {
+  it('name headings that exist', () => {
+    const broken: string[] = [];
+    let links = 0;
+    for (const workspace of WORKSPACES) {
+      const files = [...sourceFiles(workspace.dir), ...(existsSync(join(ROOT, workspace.dir, 'native')) ? readdirSync(join(ROOT, workspace.dir, 'native')).map((name) => join(ROOT, workspace.dir, 'native', name)) : [])];
+      for (const file of files) {
+        for (const [, page, anchor] of readFileSync(file, 'utf8').matchAll(/docs\/([\w/.-]+\.md)#([\w-]+)/g)) {
+          links += 1;
+          const target = join(ROOT, 'docs', page!);
+          if (!existsSync(target) || !headingAnchors(readFileSync(target, 'utf8')).has(anchor!)) broken.push(`${relative(ROOT, file)}: docs/${page}#${anchor}`);
+        }
+      }
+    }
+    expect(links).toBeGreaterThan(10);
+    expect(broken).toEqual([]);
+  });
+});
+
+/** GitHub's anchors of a page's headings: lower case, punctuation dropped, spaces as hyphens. */
+function headingAnchors(page: string): Set<string> {
+  const anchors = new Set<string>();
+  for (const [, text] of page.matchAll(/^#{1,6}\s+(.+?)\s*$/gm)) {
+    anchors.add(text!.toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-'));
+  }
+  return anchors;
+}
 
 describe('the import graph', () => {
   it('imports only the @certsmith packages each package declares (support files for tests: dev dependencies too)', () => {

@@ -10,14 +10,10 @@
  * The executable runs node with two V8 flags (the shebang; `npm start` and the benchmark pass the
  * same ones; they are per-process flags, so they cannot be set from inside the server):
  * - `--max-semi-space-size=4`: the event loop's young generation at most 3 × 4 MiB, as each
- *   worker's (`maxYoungGenerationSizeMb`). V8's default lets it grow to 48 MiB under load, ≈25 MB of
- *   RSS for nothing: bundle at 16 clients measured 5% less CPU per request with the smaller one.
- * - `--single-threaded-gc`: each thread collects its own garbage instead of waking V8's four helper
- *   threads for every young-generation GC (one every ≈9 ms per busy thread under load). certsmith's
- *   heaps are small (tens of MB), so helpers save little time per collection, while on a machine
- *   with few cores their wake-ups compete with the event loop, the workers and the clients: bundle
- *   at 16 clients on 2 cores measured 5–11% more requests per second (newcert ≈2%) with it. Setting
- *   it at run time (`v8.setFlagsFromString`) crashes V8 at the next full GC.
+ *   worker's (`maxYoungGenerationSizeMb`): see docs/performance.md#small-young-generations.
+ * - `--single-threaded-gc`: each thread collects its own garbage instead of waking V8's helper
+ *   threads, whose wake-ups compete for few cores: see docs/performance.md#one-gc-thread-per-thread.
+ *   Setting it at run time (`v8.setFlagsFromString`) crashes V8 at the next full GC.
  */
 import { isCodedError } from '@certsmith/x509-core';
 import { createProgram } from './cli-program.js';

@@ -11,9 +11,8 @@
  *
  * Batching: increments accumulate and are posted together, never one message per fetch. The task
  * that counted calls {@link AiaFetchMetricsReporter.flush} when it ends (the bundle task does), so its
- * counts are visible to the next scrape at once and do not depend on how the pool parks idle
- * workers (Piscina's `atomics: 'sync'` mode runs no timer between tasks; the server's pool uses
- * message-based dispatch, where timers do run). The timer ({@link AIA_FETCH_METRICS_FLUSH_MS}) bounds
+ * counts are visible to the next scrape at once and do not depend on how a pool parks idle
+ * workers (a pool that parks them on `Atomics.wait` runs no timer between tasks). The timer ({@link AIA_FETCH_METRICS_FLUSH_MS}) bounds
  * the delay inside a long task. So a worker posts at most one batch per task that touched AIA, plus
  * one per interval of a long task.
  * Increments of a worker terminated mid-task (shutdown, a task timeout) are lost, which a counter

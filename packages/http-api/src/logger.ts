@@ -65,10 +65,10 @@ const MAX_PENDING_LOG_BYTES = 16 * 1024 * 1024;
  * Create the server logger: JSON lines, ISO timestamps, secrets redacted.
  *
  * Without a `destination`, lines go to stdout asynchronously, gathered for up to
- * {@link LOG_WRITE_INTERVAL_MS} (see `createStdoutDestination`). pino's default (one synchronous
- * `write(2)` per line) cost the event loop ≈60–80 µs per request under load. Pending lines are
- * flushed synchronously when the process exits, and `logger.flush(callback)` waits until they are
- * written.
+ * {@link LOG_WRITE_INTERVAL_MS} (see `createStdoutDestination`): pino's default, one synchronous
+ * `write(2)` per line, is costly for the event loop (see docs/performance.md#log-lines-written-in-batches).
+ * Pending lines are flushed synchronously when the process exits, and `logger.flush(callback)` waits
+ * until they are written.
  */
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const loggerOptions: LoggerOptions = {
@@ -91,11 +91,8 @@ interface FlushableDestination extends DestinationStream {
  * same write. An operator tailing the log sees each request within this; a server under load makes
  * one write per interval (or per {@link LOG_WRITE_EAGER_LENGTH}) instead of one per event-loop turn.
  *
- * Short on purpose: pending lines are JavaScript strings on the event loop's heap, and a string that
- * is still alive at two young-generation collections is promoted to the old generation. Under load
- * those come every ≈8–10 ms; with a 10 ms interval the main thread promoted ≈2.5× as much per
- * collection (health at 16 clients: 205 instead of 76 KB) and its heap swung higher; at 2–5 ms
- * promotion was the same as with one write per turn.
+ * Short on purpose: pending lines are strings on the event loop's heap, and those alive at two
+ * young-generation collections are promoted (see docs/performance.md#log-lines-written-in-batches).
  */
 export const LOG_WRITE_INTERVAL_MS = 4;
 
@@ -108,11 +105,9 @@ const LOG_WRITE_EAGER_LENGTH = 16 * 1024;
 
 /**
  * stdout, written asynchronously by pino's destination (sonic-boom), with the lines of up to
- * {@link LOG_WRITE_INTERVAL_MS} handed over as one chunk. Each write is a trip through libuv's
- * thread pool (a thread woken, then a completion on the event loop); once per line it took a sixth
- * of the event loop's time for newcert at 16 clients, and once per event-loop turn it still cost
- * ≈10 µs per bundle request at 16 clients (one worker answers eight requests at a time, so a turn
- * holds few lines). Chunks that arrive while a write is in flight go out together with the next one.
+ * {@link LOG_WRITE_INTERVAL_MS} handed over as one chunk: each write is a trip through libuv's thread
+ * pool (see docs/performance.md#log-lines-written-in-batches). Chunks that arrive while a write is
+ * in flight go out together with the next one.
  */
 function createStdoutDestination(): FlushableDestination {
   const stdout = pino.destination({ dest: 1, sync: false, minLength: 1, maxLength: MAX_PENDING_LOG_BYTES });

@@ -14,9 +14,9 @@
  *   rule).
  *
  * `JSON.parse` does the parsing and checks the syntax. The exact reading costs one more pass over
- * the text (a regular-expression tokenizer: strings are skipped whole, so even a 1 MiB string costs
- * a few milliseconds) and runs only when the parsed value holds a number or the text more colons
- * than the value has keys; a bundle body costs ≈0.3 µs more than `JSON.parse` alone.
+ * the text (a regular-expression tokenizer that skips strings whole) and runs only when the parsed
+ * value holds a number or the text more colons than the value has keys (see
+ * docs/performance.md#go-exact-json-reading-only-when-it-matters).
  */
 import { randomUUID } from 'node:crypto';
 import { BadRequestError } from '@certsmith/x509-core';

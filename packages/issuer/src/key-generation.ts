@@ -1,8 +1,9 @@
 /**
  * Key generation for newcert/newkey (behaviour doc 3.3), asynchronous so the event loop (or worker)
  * never blocks on RSA prime search. RSA keys are built from two concurrent `generatePrime` searches
- * ({@link generateRsaKeyFromPrimes}: ≈ 2.4× less CPU per RSA-2048 key than OpenSSL 3's FIPS 186-4
- * B.3.6 key generation); `{ rsa: 'openssl' }` selects `generateKeyPair` instead, for comparison.
+ * ({@link generateRsaKeyFromPrimes}: less CPU per key than OpenSSL 3's FIPS 186-4 B.3.6 key
+ * generation, see docs/performance.md#rsa-keys-from-two-concurrent-prime-searches);
+ * `{ rsa: 'openssl' }` selects `generateKeyPair` instead, for comparison.
  * Limits and texts are CFSSL's (`csr.KeyRequest.Generate`), all code 2400.
  */
 import { createPrivateKey, createPublicKey, generateKeyPair, generateKeyPairSync } from 'node:crypto';
@@ -113,10 +114,9 @@ const ED25519 = '1.3.101.112';
 
 /*
  * Why keys are encoded from their JWK form: with OpenSSL 3, node:crypto's `export` to SPKI/PKCS#8
- * DER goes through the provider encoder framework and costs 150–300 µs of CPU per fresh key (SEC1
- * PEM ~80 µs), more than generating a P-256 key. The JWK export is ~13 µs and carries every
- * component, so the DER is assembled here with the lean writer, byte-identical to OpenSSL's and
- * Go's encodings (checked by the tests).
+ * DER costs more than generating a P-256 key, the JWK export little, and it carries every component
+ * (see docs/performance.md#keys-encoded-from-their-jwk-form). So the DER is assembled here with the
+ * lean writer, byte-identical to OpenSSL's and Go's encodings (checked by the tests).
  */
 
 function base64url(value: string | undefined): Uint8Array {
@@ -197,8 +197,8 @@ export function exportPrivateKeyPem(spec: KeySpec, privateKey: KeyObject): strin
 /**
  * How RSA keys are generated: `primes` (default) builds them from two `generatePrime` searches with
  * the FIPS 186-4 B.3.1 checks ({@link generateRsaKeyFromPrimes}); `openssl` uses OpenSSL's own
- * `generateKeyPair('rsa')` (FIPS 186-4 B.3.6 primes with auxiliary primes, ≈ 2.4× the CPU per key;
- * an odd size gives a modulus one bit short), kept for comparison and benchmarks.
+ * `generateKeyPair('rsa')` (FIPS 186-4 B.3.6 primes with auxiliary primes, more CPU per key; an odd
+ * size gives a modulus one bit short), kept for comparison and benchmarks.
  */
 export type RsaKeyGenerationMethod = 'primes' | 'openssl';
 
@@ -229,9 +229,9 @@ export async function generateKey(spec: KeySpec, options: GenerateKeyOptions = {
 }
 
 /*
- * Why ECDSA keys are made synchronously and read from their SEC 1 DER: an ECDSA key costs ≈40 µs of
- * CPU, less than the round trip through libuv's thread pool that `generateKeyPair` takes (and that
- * thread pool also writes the log). The deadlock described at GENERATION_JOB needs the key's mutex
+ * Why ECDSA keys are made synchronously and read from their SEC 1 DER: an ECDSA key costs less CPU
+ * than the round trip through libuv's thread pool that `generateKeyPair` takes (see
+ * docs/performance.md#ecdsa-keys-made-synchronously). The deadlock described at GENERATION_JOB needs the key's mutex
  * held while V8 allocates; the JWK export does that, but the SEC 1 DER export does not (OpenSSL
  * writes into a memory BIO, and the Buffer is made after; Node 20's `WritePrivateKey`), and neither
  * does `crypto.sign` (its output is copied after the signature is made). So the generation job may
@@ -272,8 +272,8 @@ const NATIVE_DIGESTS: Partial<Record<SignatureAlgorithm, NativeEcDigest>> = {
 };
 
 /**
- * An ECDSA key made by the native addon (`@certsmith/native-ec`): ≈40 µs of CPU for the key and
- * the CSR signature where node:crypto takes ≈100 µs (see that package). It signs for itself; the
+ * An ECDSA key made by the native addon (`@certsmith/native-ec`), cheaper than node:crypto's for the
+ * key and the CSR signature (see docs/performance.md#the-native-ecdsa-addon). It signs for itself; the
  * node:crypto `KeyObject`s are made only if someone asks for them. A class, so that every key
  * shares one hidden class.
  */

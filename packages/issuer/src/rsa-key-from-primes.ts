@@ -7,9 +7,9 @@
  * prime searches. `generatePrime` runs OpenSSL's plain random prime search (`BN_generate_prime_ex2`:
  * random odd candidate with the top two bits set, trial division, 64 Miller–Rabin rounds — above
  * the 5 rounds FIPS 186-4 Table C.3 asks for 1024-bit primes at 2^-100 error), which is a FIPS
- * 186-4 B.3.3 style search. Two of them run concurrently on libuv's thread pool: a 2048-bit key
- * costs ≈ 2.4× less CPU than `generateKeyPair` (≈ 140 instead of ≈ 340 ms) and arrives sooner, as
- * both primes are searched at once (tools/bench/issuer/rsa-keygen.bench.mjs).
+ * 186-4 B.3.3 style search. Two of them run concurrently on libuv's thread pool: a key costs much
+ * less CPU than with `generateKeyPair` and arrives sooner, as both primes are searched at once (see
+ * docs/performance.md#rsa-keys-from-two-concurrent-prime-searches).
  *
  * What is checked before a pair becomes a key (FIPS 186-4 B.3.1, applied to every size 2048–8192,
  * as OpenSSL does; odd sizes split as ⌈bits/2⌉ + ⌊bits/2⌋):
@@ -227,7 +227,7 @@ async function importAndSelfTest(jwk: RsaPrivateJwk, bits: number): Promise<RsaK
  * Generate a `bits`-bit RSA key (2048–8192, any integer; e = 65537) from two concurrently generated
  * primes, checked against FIPS 186-4 B.3.1 and self-tested (see the module note). Asynchronous: the
  * prime searches, the self-test signature and its verification run on libuv's thread pool; the
- * BigInt arithmetic (≈ 2 ms at 2048 bits) runs on the calling thread. Failures are 2400
+ * BigInt arithmetic runs on the calling thread. Failures are 2400
  * KeyGenerationErrors.
  */
 export async function generateRsaKeyFromPrimes(bits: number, options: RsaFromPrimesOptions = {}): Promise<RsaKeyFromPrimes> {

@@ -7,7 +7,7 @@
  *
  * Main thread: {@link workerSignersInit} turns the configured entries into the pool's init hook for
  * this module (plugin module URL, options, config folder, and the label's signing policy — cloned
- * once per worker at start, since cloning a profile per request would cost ~30 µs). Worker:
+ * once per worker at start, not per request: docs/performance.md#signing-policies-cloned-once-per-worker). Worker:
  * {@link initWorker} keeps that data and {@link workerSigning} creates the signer from it on first
  * use and keeps it.
  */

@@ -2,9 +2,9 @@
  * ECDSA key generation and signing through OpenSSL's EC_KEY interface, for @certsmith/native-ec.
  *
  * Why this exists: on Node 20 (OpenSSL 3.0), node:crypto spends most of a fresh P-256 key's cost
- * outside the mathematics: `generateKeyPairSync('ec')` ≈37 µs, its first export ≈41 µs (OpenSSL
- * converts the provider key to a legacy EC_KEY), `crypto.sign` ≈25–30 µs. Here a key costs ≈19 µs
- * and a signature ≈22 µs. The code uses the OpenSSL linked into the running `node` (its symbols
+ * outside the mathematics (its first export converts the provider key to a legacy EC_KEY); here it
+ * does not (see docs/performance.md#the-native-ecdsa-addon). The code uses the OpenSSL linked into
+ * the running `node` (its symbols
  * are exported to addons); nothing else is linked.
  *
  * Each environment (main thread, worker thread) gets its own curve groups (instance data). A key

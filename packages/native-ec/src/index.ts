@@ -1,9 +1,8 @@
 /**
  * ECDSA keys and signatures through a small N-API addon over the OpenSSL that `node` itself links
  * (`native/native_ec.c`). On Node 20 (OpenSSL 3.0) node:crypto spends most of a fresh P-256 key's
- * cost outside the mathematics — ≈37 µs to generate it, ≈41 µs for its first export (OpenSSL
- * converts the provider key to a legacy one), ≈25–30 µs per signature — where the addon takes
- * ≈19 µs per key and ≈22 µs per signature. The key never leaves native memory except as the
+ * cost outside the mathematics; the addon does not (see docs/performance.md#the-native-ecdsa-addon).
+ * The key never leaves native memory except as the
  * SEC 1 DER the caller asks for; {@link NativeEcKey.dispose} frees it at once.
  *
  * The addon is optional: it is compiled at install (node-gyp, a C compiler and Node's headers) and

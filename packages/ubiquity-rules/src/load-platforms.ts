@@ -132,9 +132,9 @@ export function decodePlatformMetadata(text: string): RawPlatform[] {
  * as a certificate or a PKCS#7 bundle are skipped (`ParseOneCertificateFromPEM` in a loop).
  *
  * @param parsed hashes of blocks already parsed, by DER bytes (`[]`: not a certificate), shared
- *   across the keystores of one metadata file. The cfssl_trust stores hold 1,750 certificates but
- *   only 441 distinct ones, and every worker loads them at start-up: parsing each block once made
- *   a worker's whole trust load ≈10% cheaper. Same bytes, same answer, so the result does not change.
+ *   across the keystores of one metadata file: the cfssl_trust stores hold each certificate several
+ *   times (see docs/performance.md#keystores-parsed-once-per-metadata-file). Same bytes, same
+ *   answer, so the result does not change.
  */
 export function keystoreFromPem(text: string, parsed: Map<string, readonly string[]> = new Map()): Set<string> {
   const keystore = new Set<string>();

@@ -29,8 +29,8 @@ export const Tag = {
 /*
  * Why each function allocates exactly one array: a certificate is a few dozen small elements, and
  * every `Uint8Array` beyond 64 bytes is a separate native allocation that the GC must sweep. The
- * first version built each header as a number array and each constructed element twice (the
- * children concatenated, then copied behind the header): ≈14% of a newcert worker task's CPU.
+ * first version built each header as a number array and each constructed element twice (see
+ * docs/performance.md#one-allocation-per-der-element).
  */
 
 /** Octets of the length field for a content of `length` bytes (short or long form, minimal). */

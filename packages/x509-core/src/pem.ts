@@ -46,10 +46,10 @@ function getLine(text: string, from: number, to: number): [line: string, next: n
 /**
  * Standard base64 with padding (Go's StdEncoding: whole 4-character quanta, `=` only at the end),
  * spaces, tabs, CR and LF allowed anywhere. Checked in two native steps instead of one regular
- * expression that interleaves optional whitespace between every character (≈21 µs per
- * certificate, ≈15% of loading the cfssl_trust files): a character-class scan (`=` at most twice
- * and only at the end), then the count of non-whitespace characters must be a multiple of four,
- * which with the first step is exactly "whole quanta, padding only in the last" (≈5 µs).
+ * expression that interleaves optional whitespace between every character (see
+ * docs/performance.md#der-and-pem-reading): a character-class scan (`=` at most twice and only at
+ * the end), then the count of non-whitespace characters must be a multiple of four, which with the
+ * first step is exactly "whole quanta, padding only in the last".
  */
 const BASE64_CHARACTERS = /^[A-Za-z0-9+/ \t\r\n]*(?:=[ \t\r\n]*){0,2}$/;
 const BASE64_WHITESPACE = ['\n', '\r', ' ', '\t'];

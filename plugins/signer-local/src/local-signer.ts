@@ -64,8 +64,9 @@ const NATIVE_DIGESTS: Partial<Record<SignatureAlgorithm, NativeEcDigest>> = {
 
 /**
  * The CA key held by the native addon (`@certsmith/native-ec`) when it is an ECDSA key on a curve
- * the addon knows: ≈22 µs per signature instead of node:crypto's ≈25–30 µs, on every certificate
- * issued. `null` (node:crypto signs) for other keys, or where the addon is not built.
+ * the addon knows: a cheaper signature on every certificate issued (see
+ * docs/performance.md#the-native-ecdsa-addon). `null` (node:crypto signs) for other keys, or where
+ * the addon is not built.
  */
 function nativeCaKey(privateKey: KeyObject): NativeEcKey | null {
   if (privateKey.asymmetricKeyType !== 'ec') return null;

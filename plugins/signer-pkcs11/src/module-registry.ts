@@ -5,8 +5,8 @@
  * borrows the module from this registry, keyed by the module's resolved path, and the last one to
  * leave finalises it.
  *
- * The registry also refuses to run in a worker thread. The server's Piscina workers can be killed
- * at any time (timeouts, pool shrink); a module loaded there would die with the worker, in the
+ * The registry also refuses to run in a worker thread. The server's pool workers can be stopped
+ * at any time (a stuck or crashed worker is replaced); a module loaded there would die with the worker, in the
  * middle of a token operation, and with it the login state of every other user of the token.
  * Signers must be constructed on the main thread; workers only ever see DER bytes.
  */

@@ -89,10 +89,10 @@ export function createBundleOperation(options: BundleOperationOptions = {}) {
       if (request.certificate === undefined && request.domain === undefined) {
         throw new BadRequestError('no valid parameter sets found');
       }
-      // No client abort signal: aborting a running Piscina task terminates its worker, and with it
-      // the loaded trust context. Every step of the task is bounded (AIA, dial) instead.
+      // No client abort signal: a task already sent runs to its end on its worker anyway (the pool
+      // would only drop its outcome). Every step of the task is bounded (AIA, dial) instead.
       // The worker answers with the result's JSON text: the event loop neither clones nor
-      // serialises the PEM-laden result object (≈6–8% of its work per bundle request).
+      // serialises the PEM-laden result object (see docs/performance.md#the-bundle-result-travels-as-json-text).
       return new JsonText(await operation.runTask(bundleJsonTask, { context, request: toBundleInput(request) }));
     },
   });
