@@ -6,82 +6,30 @@
  *
  *   node tools/bench/cert-store/list-page.bench.mjs [rows=100000] [iterations=200]
  *
- * The rows are written in CFSSL's formats straight into the migrated schema (so the SQLite name
- * triggers run as they would for CFSSL's inserts): 2 issuers, 5 labels, 5% revoked, expiries spread
- * from 30 days ago to two years ahead, one DNS SAN each. Each scenario asks for a 100-row page
- * `iterations` times through the Store API (thread hop or pool round trip included) and reports
- * p50/p99 latency.
+ * The rows (`seed-rows.mjs`) are written in CFSSL's formats straight into the migrated schema (so
+ * the SQLite name triggers run as they would for CFSSL's inserts): 2 issuers, 5 labels, 5% revoked,
+ * expiries spread from 30 days ago to two years ahead, one DNS SAN each. Each scenario asks for a
+ * 100-row page `iterations` times through the Store API (thread hop or pool round trip included) and
+ * reports p50/p99 latency. The HTTP-level cells (`tools/bench/compare`, `--ops store-list`) use the
+ * same rows.
  */
-import { createRequire } from 'node:module';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
+import { DAY, seedPostgres as seedPostgresRows, seedSqlite as seedSqliteRows } from './seed-rows.mjs';
 import { startThrowawayPostgres } from './throwaway-postgres.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const root = join(here, '../../..');
 const { openStore, migrateStore } = await import(join(root, 'packages/cert-store/dist/index.js'));
-const requireFromStore = createRequire(join(root, 'packages/cert-store/package.json'));
-const Database = requireFromStore('better-sqlite3');
-const pg = requireFromStore('pg');
 
 const rowCount = Number(process.argv[2] ?? 100_000);
 const iterations = Number(process.argv[3] ?? 200);
-const DAY = 86_400_000;
 const now = Date.now();
-const AKIS = ['f9dd6fc8a7b29c06bedc992be61c5000821bcde3', '0a1b2c3d4e5f60718293a4b5c6d7e8f901234567'];
-const PEM = `-----BEGIN CERTIFICATE-----\n${'MIIB'.repeat(16)}\n`.repeat(12) + '-----END CERTIFICATE-----\n';
-
-function row(i) {
-  const name = `host${i}.example`;
-  return {
-    serial: (10n ** 30n + BigInt(i) * 7919n).toString(),
-    aki: AKIS[i % 2],
-    label: `label${i % 5}`,
-    status: i % 20 === 0 ? 'revoked' : 'good',
-    expiry: new Date(now - 30 * DAY + Math.floor((i * 760 * DAY) / rowCount)),
-    name,
-  };
-}
-
-const sqliteTime = (date) => date.toISOString().replace('T', ' ').replace(/\.000Z$/, '+00:00').replace(/Z$/, '+00:00');
-
-function seedSqlite(file) {
-  const db = new Database(file);
-  const insert = db.prepare(`INSERT INTO certificates (serial_number, authority_key_identifier, ca_label, status, reason, expiry, revoked_at, pem,
-    issued_at, not_before, metadata, sans, common_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-  db.transaction(() => {
-    for (let i = 0; i < rowCount; i += 1) {
-      const r = row(i);
-      insert.run(r.serial, r.aki, r.label, r.status, r.status === 'revoked' ? 1 : 0, sqliteTime(r.expiry), '0001-01-01 00:00:00+00:00', PEM,
-        sqliteTime(new Date(now)), sqliteTime(new Date(r.expiry.getTime() - 365 * DAY)), Buffer.from('null'), Buffer.from(JSON.stringify([r.name])), r.name);
-    }
-  })();
-  db.exec('ANALYZE');
-  db.close();
-}
-
-async function seedPostgres(dataSource) {
-  const client = new pg.Client({ connectionString: dataSource });
-  await client.connect();
-  for (let start = 0; start < rowCount; start += 5000) {
-    const values = [];
-    const params = [];
-    for (let i = start; i < Math.min(rowCount, start + 5000); i += 1) {
-      const r = row(i);
-      const b = params.length;
-      params.push(Buffer.from(r.serial), Buffer.from(r.aki), Buffer.from(r.label), Buffer.from(r.status), r.status === 'revoked' ? 1 : 0,
-        r.expiry.toISOString(), JSON.stringify([r.name]), r.name);
-      values.push(`($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}, '0001-01-01 00:00:00+00', '${PEM}'::bytea, now(), now(), 'null', $${b + 7}, $${b + 8})`);
-    }
-    await client.query(`INSERT INTO certificates (serial_number, authority_key_identifier, ca_label, status, reason, expiry, revoked_at, pem,
-      issued_at, not_before, metadata, sans, common_name) VALUES ${values.join(', ')}`, params);
-  }
-  await client.query('ANALYZE certificates');
-  await client.end();
-}
+const seedSqlite = (file) => seedSqliteRows(file, rowCount, now);
+const seedPostgres = (dataSource) => seedPostgresRows(dataSource, rowCount, now);
 
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
 

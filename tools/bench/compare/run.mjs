@@ -36,14 +36,18 @@ import {
   writeResults,
 } from './report.mjs';
 import { killAllServersNow, readRss, startServer, stopAllServers, waitUntilIdle } from './servers.mjs';
+import { STORE_OPS, measureStoreCells } from './store-cells.mjs';
+import { checkStoreTargets, formatStoreListTable, formatStoreNewcertTable } from './store-report.mjs';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
+/** Every `--ops` name: issue 7's measurements, then the certificate-store cells (issue 20). */
+const KNOWN_OPS = [...ALL_OPS, ...STORE_OPS];
 const REPO_ROOT = resolve(HERE, '../../..');
 
 const USAGE = `usage: node tools/bench/compare/run.mjs [options]
 
   --quick              short rounds (≈2 min in all) instead of the default (≈7–8 min)
-  --ops LIST           comma-separated, default all: ${ALL_OPS.join(',')}
+  --ops LIST           comma-separated, default all: ${KNOWN_OPS.join(',')}
   --concurrency LIST   default 1,16
   --rounds N           timed rounds per server and cell (default 3, quick 2)
   --duration S         seconds per round (default 4, quick 1; RSA rounds run 2×)
@@ -51,6 +55,7 @@ const USAGE = `usage: node tools/bench/compare/run.mjs [options]
   --candidates N       real intermediates offered to the cfssl pre-filter (default all, quick 400)
   --starts N           start-ups measured per server (default 5, quick 2)
   --pool-extra N       generated intermediates for pool-size (default 12000)
+  --store-rows N       rows in the store the store-list cells page through (default 100000)
   --workers N          certsmith --workers (default: certsmith's own, the CPU count)
   --node-arg ARG       extra node flag for certsmith, repeatable (e.g. --node-arg=--cpu-prof)
   --trust DIR          cfssl_trust files (default /work/shared/trust)
@@ -72,6 +77,7 @@ function readOptions(argv) {
       candidates: { type: 'string' },
       starts: { type: 'string' },
       'pool-extra': { type: 'string' },
+      'store-rows': { type: 'string' },
       workers: { type: 'string' },
       'node-arg': { type: 'string', multiple: true, default: [] },
       trust: { type: 'string', default: '/work/shared/trust' },
@@ -94,8 +100,8 @@ function readOptions(argv) {
         .split(',')
         .map((s) => s.trim())
         .filter(Boolean)
-    : ALL_OPS;
-  for (const op of ops) if (!ALL_OPS.includes(op)) throw new Error(`--ops: unknown operation ${op} (known: ${ALL_OPS.join(', ')})`);
+    : KNOWN_OPS;
+  for (const op of ops) if (!KNOWN_OPS.includes(op)) throw new Error(`--ops: unknown operation ${op} (known: ${KNOWN_OPS.join(', ')})`);
   const concurrency = (values.concurrency ?? '1,16').split(',').map(Number);
   if (concurrency.some((c) => !Number.isInteger(c) || c < 1 || c > 256))
     throw new Error(`--concurrency must list integers 1–256, got ${values.concurrency}`);
@@ -111,6 +117,7 @@ function readOptions(argv) {
     candidates: number('candidates', quick ? 400 : Infinity, 1),
     starts: number('starts', quick ? 2 : 5, 1),
     poolExtra: number('pool-extra', 12_000, 1),
+    storeRows: number('store-rows', 100_000, 1000),
     // The pool-size cost is a throughput question; quick mode measures only the highest concurrency.
     poolConcurrency: quick ? [Math.max(...concurrency)] : concurrency,
     workers: values.workers === undefined ? undefined : number('workers', 0, 1),
@@ -459,7 +466,9 @@ async function main() {
   }
 
   // Hard stop: whatever hangs, the run ends and the servers with it.
-  const budgetMs = (options.quick ? 4 : 15) * 60_000;
+  // The store cells (issue 20) add ≈4 min (≈1.5 with --quick): three servers per driver, seeding.
+  const storeMinutes = options.ops.some((op) => STORE_OPS.includes(op)) ? (options.quick ? 3 : 7) : 0;
+  const budgetMs = ((options.quick ? 4 : 15) + storeMinutes) * 60_000;
   setTimeout(() => {
     log(`over the ${budgetMs / 60_000} min budget: stopping`);
     killAllServersNow();
@@ -493,13 +502,15 @@ async function main() {
     if (loadOps.length > 0) Object.assign(results, await measureLoadOperations({ ops: loadOps, files, pki, workDir, options }));
     if (options.ops.includes('key-pool')) results.keyPool = await measureKeyPool({ files, workDir, options });
     if (options.ops.includes('pool-size')) results.poolSize = await measurePoolSize({ files: trust, ca, pki, workDir, options });
+    const storeOps = options.ops.filter((op) => STORE_OPS.includes(op));
+    if (storeOps.length > 0) results.store = await measureStoreCells({ ops: storeOps, files: { ca: ca.certFile, caKey: ca.keyFile }, workDir, repoRoot: REPO_ROOT, options, log });
     results.targets = checkTargets({
       cells: results.cells ?? [],
       startup: results.startup,
       pool: results.poolSize,
       healthUnderLoad: results.healthUnderLoad,
       keyPool: results.keyPool,
-    });
+    }).concat(checkStoreTargets(results.store));
     results.durationS = (Date.now() - startedAt.getTime()) / 1000;
     results.loadAverageAtEnd = loadavg()[0];
 
@@ -518,6 +529,7 @@ async function main() {
 function maxClientCores(results) {
   const values = [];
   for (const cell of results.cells ?? []) for (const side of Object.values(cell.results)) if (side.available) values.push(side.clientCores);
+  for (const cell of results.store?.newcert ?? []) for (const side of Object.values(cell.results)) values.push(side.clientCores);
   for (const entry of Object.values(results.poolSize?.servers ?? {})) {
     if (entry.available)
       for (const pair of Object.values(entry.byConcurrency)) for (const side of Object.values(pair)) values.push(side.clientCores);
@@ -564,6 +576,15 @@ function printReport(results) {
     );
   if (results.poolSize)
     out.push('### Pool size (fixed generated leaf; its intermediate only in the pool)', '', formatPoolTable(results.poolSize), '');
+  if (results.store?.newcert.length)
+    out.push(
+      '### Certificate store: newcert ECDSA P-256, c=16 (store on, CFSSL with its certdb on the same driver, store off)',
+      '',
+      formatStoreNewcertTable(results.store),
+      ''
+    );
+  if (results.store?.list.length)
+    out.push(`### Certificate store: inventory pages of 100 rows (${results.store.listRows} rows)`, '', formatStoreListTable(results.store), '');
   out.push('### Targets', '', formatTargets(results.targets), '');
   process.stdout.write(`${out.join('\n')}\n`);
 }

@@ -22,6 +22,7 @@ import { performance } from 'node:perf_hooks';
  * @property {string} [caBundle]
  * @property {string} [intBundle]
  * @property {string} [metadata]
+ * @property {string} [dbConfig]  CFSSL's db-config file (certificate store / certdb)
  */
 
 /**
@@ -41,6 +42,7 @@ const FLAGS = [
   ['caBundle', 'ca-bundle'],
   ['intBundle', 'int-bundle'],
   ['metadata', 'metadata'],
+  ['dbConfig', 'db-config'],
 ];
 
 /**
