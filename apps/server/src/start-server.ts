@@ -238,7 +238,8 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
   }
   const httpServer = server;
   // Where ECDSA keys come from (the native addon, or node:crypto when it is not built): the
-  // difference is ≈60 µs of CPU per ECDSA newcert, so an operator should see it.
+  // difference shows in every ECDSA newcert (docs/performance.md#the-native-ecdsa-addon), so an
+  // operator should see it.
   const ecdsaKeys = ecdsaKeyBackend();
   if (ecdsaKeys.backend !== 'native') {
     logger.warn({ ecdsaKeys }, 'ECDSA keys are made with node:crypto, not the native addon (slower); see @certsmith/native-ec');
@@ -299,12 +300,9 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
 
 /**
  * Most tasks the event loop runs at a time while every worker is busy (the pool's `callerThread`),
- * and which. On 2 cores with one worker, the hand-offs between the event loop, the worker and the
- * clients leave a third to half a core idle at 16 clients; letting the event loop run two waiting
- * bundle tasks raised bundle throughput by 4–20% in five sessions. Not newcert (−3 to +13%, no gain
- * on average: its event-loop share is larger, and the event loop became the bottleneck), and more
- * tasks at a time, or only while the event loop had been idle, did no better (docs/performance.md,
- * "Worker pool pass").
+ * and which: bundle tasks, two at a time, use the core the hand-offs leave idle; newcert's share
+ * of the event loop is too large to gain (see
+ * docs/performance.md#the-event-loop-runs-two-bundle-tasks-when-the-workers-are-busy).
  */
 const EVENT_LOOP_TASKS = 2;
 const EVENT_LOOP_TASK_NAMES: ReadonlySet<string> = new Set(['bundle', 'bundle.json']);
@@ -315,11 +313,10 @@ const EVENT_LOOP_TASK_NAMES: ReadonlySet<string> = new Set(['bundle', 'bundle.js
  * old generation once most of them survive a young-generation GC. A worker's young generation is
  * small (`maxYoungGenerationSizeMb`), and a batch of tasks keeps its requests' objects alive over
  * a few hundred microseconds, so request-scoped objects (parsed names, certificates) were judged
- * long-lived: every bundle request's garbage went to the old generation, a full GC every ≈0.85 s
- * with 5–10 ms pauses, and the worker heap swung between 20 and 80 MB. Newer V8 skips these
- * decisions for small young generations for the same reason. Measured on bundle at 16 clients:
- * ≈35% less CPU per request, one full GC in 8 s instead of ten, p99 6.4 → 4.8 ms. Nothing certsmith
- * keeps is allocated per request, so there is nothing for pretenuring to win. The flag is read at
+ * long-lived, and every bundle request's garbage went to the old generation (see
+ * docs/performance.md#no-allocation-site-pretenuring). Newer V8 skips these decisions for small
+ * young generations for the same reason. Nothing certsmith keeps is allocated per request, so there
+ * is nothing for pretenuring to win. The flag is read at
  * each GC, so setting it at run time takes effect (Node's `v8.setFlagsFromString`).
  */
 function turnOffPretenuring(): void {

@@ -24,9 +24,8 @@ function goReadError(file: string, error: unknown): string {
  * Parse a PEM bundle into certificates. Whitespace-only text is an empty pool (CFSSL accepts an
  * empty-but-present file); anything unparsable fails the whole bundle. Every certificate is parsed
  * (so a bad one fails the load, as in CFSSL) but kept lazily ({@link LazyCertificate}): a pool
- * holds DER and index fields, and parses again only the certificates a request reaches — the
- * cfssl_trust pools take ≈3 MB instead of ≈18 MB per worker, and a pool of 13,000 intermediates
- * no longer makes every GC slower.
+ * holds DER and index fields, and parses again only the certificates a request reaches (see
+ * docs/performance.md#trust-pools-hold-certificates-lazily).
  * @throws {BundleFileError} 4003 / 3003
  */
 export function parseBundlePem(text: string, kind: PoolKind): Certificate[] {

@@ -16,8 +16,9 @@ const keyObjects = new WeakMap<Certificate, KeyObject | null>();
 
 /**
  * KeyObjects by SPKI bytes, for certificates that arrive freshly parsed with every request (the
- * intermediates clients send along): OpenSSL 3 spends ≈250 µs decoding an SPKI, more than the
- * signature check itself. Bounded; the oldest entry goes first (a Map iterates in insertion order).
+ * intermediates clients send along): OpenSSL 3 spends more decoding an SPKI than on the signature
+ * check itself (see docs/performance.md#public-keys-cached-by-spki). Bounded; the oldest entry goes
+ * first (a Map iterates in insertion order).
  */
 const keyObjectsBySpki = new Map<string, KeyObject | null>();
 const SPKI_CACHE_SIZE = 2048;

@@ -61,9 +61,8 @@ export class WorkerHandle {
     this.worker = new Worker(start.filename, {
       workerData: start.setup,
       execArgv: [...start.execArgv],
-      // A small young generation: tasks make short-lived garbage, and loading trust data makes a
-      // lot of it at once; V8's default (up to 16 MiB per semi-space) would keep ≈20 MB more RSS per
-      // worker committed for no measurable speed-up (scavenges of a few MiB are sub-millisecond).
+      // A small young generation: tasks make short-lived garbage, and V8's default would keep more
+      // RSS committed per worker for no speed-up (see docs/performance.md#small-young-generations).
       resourceLimits: { maxYoungGenerationSizeMb: start.maxYoungGenerationSizeMb },
     });
     // An idle worker does not keep the process alive; the pool references it while tasks are pending.

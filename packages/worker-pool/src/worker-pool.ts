@@ -107,9 +107,8 @@ const STARTING_WORKERS_WAIT_MS = 5_000;
 /**
  * Default {@link WorkerPoolOptions.size}: one worker per CPU but one, at least one. The event loop
  * needs a core of its own (it parses and answers every request, and hands work to the workers);
- * with as many workers as CPUs the three busy threads of a 2-core machine contended for two cores:
- * newcert at 16 clients took ≈10% more CPU per request with two workers than with one, and bundle
- * ≈10% more, for no more requests per second, and each worker holds its own trust data.
+ * with as many workers as CPUs the busy threads contend for the cores, and each worker holds its
+ * own trust data (see docs/performance.md#one-worker-per-core-but-one).
  */
 export function defaultWorkerCount(): number {
   return Math.max(1, availableParallelism() - 1);

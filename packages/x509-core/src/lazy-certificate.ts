@@ -1,9 +1,9 @@
 /**
  * A certificate that keeps only its DER and the fields certificate pools index by, and parses the
  * rest when it is first asked for. Trust pools hold thousands of certificates of which a request
- * touches a handful: a parsed {@link Certificate} costs ≈11 KB of heap (the cfssl_trust
- * intermediates: 1,263 certificates, 1.8 MB of DER, 13 MB parsed), a lazy one its DER and a few
- * views. The full parse of at most {@link MATERIALIZED_LIMIT} certificates is kept at a time (the
+ * touches a handful: a parsed {@link Certificate} costs far more heap than its DER (see
+ * docs/performance.md#trust-pools-hold-certificates-lazily), a lazy one its DER and a few views.
+ * The full parse of at most {@link MATERIALIZED_LIMIT} certificates is kept at a time (the
  * oldest is dropped and made again on its next use), so a pool's memory stays bounded whatever
  * the requests touch. Behaves exactly as the parsed certificate: every field is the parser's own.
  */
