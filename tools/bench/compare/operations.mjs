@@ -26,7 +26,7 @@ export const LOAD_OPERATIONS = [
 ];
 
 /** Every `--ops` name: the load operations plus the special measurements. */
-export const ALL_OPS = ['startup', ...LOAD_OPERATIONS.map((op) => op.name), 'health-under-load', 'key-pool', 'pool-size'];
+export const ALL_OPS = ['startup', ...LOAD_OPERATIONS.map((op) => op.name), 'health-under-load', 'key-pool', 'pool-size', 'ocsp'];
 
 /**
  * The key pool (issue 7: "an optional pool of pre-generated keys … so that at c=1 p50 latency ≤ 0.2×

@@ -11,7 +11,8 @@
  * round is time-bounded; medians over rounds are reported. Progress goes to stderr, the report
  * (Markdown tables) to stdout, everything measured to a JSON file.
  *
- * `--help` lists the options. Default ≈ 7–8 minutes, `--quick` ≈ 2.
+ * `--help` lists the options. Default ≈ 7–8 minutes, `--quick` ≈ 2. The `ocsp` cells (`ocspserve` on
+ * both sides, load from `wrk`) are described in ocsp.mjs.
  */
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -38,6 +39,7 @@ import {
 import { killAllServersNow, readRss, startServer, stopAllServers, waitUntilIdle } from './servers.mjs';
 import { STORE_OPS, measureStoreCells } from './store-cells.mjs';
 import { checkStoreTargets, formatStoreListTable, formatStoreNewcertTable } from './store-report.mjs';
+import { formatOcspCpuTable, measureOcsp } from './ocsp.mjs';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 /** Every `--ops` name: issue 7's measurements, then the certificate-store cells (issue 20). */
@@ -48,6 +50,7 @@ const USAGE = `usage: node tools/bench/compare/run.mjs [options]
 
   --quick              short rounds (≈2 min in all) instead of the default (≈7–8 min)
   --ops LIST           comma-separated, default all: ${KNOWN_OPS.join(',')}
+                       (ocsp: certsmith ocspserve vs cfssl ocspserve, load from wrk)
   --concurrency LIST   default 1,16
   --rounds N           timed rounds per server and cell (default 3, quick 2)
   --duration S         seconds per round (default 4, quick 1; RSA rounds run 2×)
@@ -504,6 +507,10 @@ async function main() {
     if (options.ops.includes('pool-size')) results.poolSize = await measurePoolSize({ files: trust, ca, pki, workDir, options });
     const storeOps = options.ops.filter((op) => STORE_OPS.includes(op));
     if (storeOps.length > 0) results.store = await measureStoreCells({ ops: storeOps, files: { ca: ca.certFile, caKey: ca.keyFile }, workDir, repoRoot: REPO_ROOT, options, log });
+    if (options.ops.includes('ocsp')) {
+      // `certsmith ocspserve` vs `cfssl ocspserve` on the same responses (issue 21); cells like the load ops'.
+      results.cells = [...(results.cells ?? []), ...(await measureOcsp({ ca, workDir, repoRoot: REPO_ROOT, options, log }))];
+    }
     results.targets = checkTargets({
       cells: results.cells ?? [],
       startup: results.startup,
@@ -565,6 +572,9 @@ function printReport(results) {
       );
     out.push('### Load', '', formatLoadTable(results.cells), '', '### certsmith ÷ CFSSL', '', formatRatioTable(results.cells), '');
   }
+  const ocspCells = (results.cells ?? []).filter((cell) => cell.name.startsWith('ocsp'));
+  if (ocspCells.length > 0)
+    out.push('### OCSP responders: CPU per answer (load generator: wrk, 1 thread)', '', formatOcspCpuTable(ocspCells), '');
   if (results.healthUnderLoad)
     out.push('### Event-loop responsiveness (GET probe every 20 ms while newcert ECDSA runs at c=64)', '', formatHealthTable(results.healthUnderLoad), '');
   if (results.keyPool)

@@ -209,6 +209,19 @@ function stopChild(child) {
   });
 }
 
+/**
+ * Register a child started outside {@link startServer} (the `ocspserve` cells start their own) so
+ * that {@link stopAllServers} and {@link killAllServersNow} reach it too.
+ *
+ * @param {import('node:child_process').ChildProcess} child
+ */
+export function trackChild(child) {
+  children.add(child);
+  const drop = () => children.delete(child);
+  child.once('exit', drop);
+  child.once('error', drop);
+}
+
 /** Stop every server this process started (graceful, bounded). */
 export async function stopAllServers() {
   await Promise.all([...children].map((child) => stopChild(child)));
@@ -244,6 +257,20 @@ export function readCpuMs(pid) {
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
   } catch {
     return NaN;
+  }
+}
+
+/**
+ * {@link readCpuMs} split into user and kernel time, in ms; NaNs when unreadable. The kernel share
+ * is mostly the loopback TCP work of reading requests and writing answers, which no server avoids.
+ */
+export function readCpuSplitMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { userMs: (Number(fields[11]) * 1000) / CLOCK_TICKS, systemMs: (Number(fields[12]) * 1000) / CLOCK_TICKS };
+  } catch {
+    return { userMs: NaN, systemMs: NaN };
   }
 }
 
