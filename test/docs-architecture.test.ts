@@ -7,6 +7,8 @@
  * - every `@certsmith/*` import of a source file is declared by its package (test support files: a
  *   dev dependency too), so the table is the import graph, and the package graph has no circle;
  * - no two source files import each other, directly or through others (tests are left out);
+ * - no CLI command (`apps/server/src/commands/`) loads `@certsmith/http-api`, directly or through
+ *   the app's own modules (type-only imports are erased and do not count);
  * - every `docs/<page>.md#anchor` a source comment links to (benchmark stories live in
  *   docs/performance.md, not in comments) names a heading of that page.
  *
@@ -202,6 +204,52 @@ describe('the import graph', () => {
     expect(findCircles(edges)).toEqual([]);
   });
 });
+
+describe('the CLI commands', () => {
+  it('do not load @certsmith/http-api', () => {
+    const commands = join(ROOT, 'apps/server/src/commands');
+    const loading: string[] = [];
+    for (const command of readdirSync(commands).filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts'))) {
+      const seen = new Set<string>();
+      const pending: { file: string; trail: string[] }[] = [{ file: join(commands, command), trail: [command] }];
+      while (pending.length > 0) {
+        const { file, trail } = pending.pop()!;
+        if (seen.has(file)) continue;
+        seen.add(file);
+        for (const specifier of runtimeImportsOf(file)) {
+          if (specifier === '@certsmith/http-api' || specifier.startsWith('@certsmith/http-api/')) loading.push(trail.join(' → '));
+          if (!specifier.startsWith('.')) continue;
+          const target = resolve(dirname(file), specifier).replace(/\.js$/, '.ts');
+          if (existsSync(target)) pending.push({ file: target, trail: [...trail, relative(join(ROOT, 'apps/server/src'), target)] });
+        }
+      }
+    }
+    expect(loading).toEqual([]);
+  });
+});
+
+/** Module specifiers a file loads when it runs: imports and re-exports that are not type-only. */
+function runtimeImportsOf(file: string): string[] {
+  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, false);
+  const specifiers: string[] = [];
+  for (const statement of source.statements) {
+    if (ts.isImportDeclaration(statement) && ts.isStringLiteral(statement.moduleSpecifier)) {
+      const clause = statement.importClause;
+      const typeOnly =
+        clause !== undefined &&
+        (clause.isTypeOnly ||
+          (clause.name === undefined &&
+            clause.namedBindings !== undefined &&
+            ts.isNamedImports(clause.namedBindings) &&
+            clause.namedBindings.elements.length > 0 &&
+            clause.namedBindings.elements.every((element) => element.isTypeOnly)));
+      if (!typeOnly) specifiers.push(statement.moduleSpecifier.text);
+    } else if (ts.isExportDeclaration(statement) && statement.moduleSpecifier !== undefined && ts.isStringLiteral(statement.moduleSpecifier) && !statement.isTypeOnly) {
+      specifiers.push(statement.moduleSpecifier.text);
+    }
+  }
+  return specifiers;
+}
 
 /** Strongly connected groups of more than one node (Tarjan), each sorted. */
 function findCircles(edges: ReadonlyMap<string, readonly string[]>): string[][] {

@@ -2,10 +2,10 @@ export { startServer } from './start-server.js';
 export type { RunningServer, StartServerOptions } from './start-server.js';
 export {
   resolveServerOptions,
-  defaultDataDir,
   DEFAULT_ADDRESS,
   DEFAULT_PORT,
 } from './server-options.js';
+export { defaultDataDir } from './data-dir.js';
 export type { ServerOptions, ServerOptionsInput } from './server-options.js';
 export { buildOperations, issueBundlerConfig } from './operations.js';
 export type { ServerServices } from './operations.js';

@@ -2,7 +2,8 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultDataDir, resolveServerOptions } from './server-options.js';
+import { defaultDataDir } from './data-dir.js';
+import { resolveServerOptions } from './server-options.js';
 
 let dir: string;
 beforeAll(async () => {

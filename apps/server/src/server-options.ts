@@ -3,16 +3,15 @@
  * other features consume (CA, bundles, metadata, config) are carried as checked file paths; the
  * features read and parse them.
  */
-import { constants } from 'node:fs';
-import { access, stat } from 'node:fs/promises';
-import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS, DEFAULT_MIN_TLS_VERSION, compileClientCnPattern, parseMinTlsVersion } from '@certsmith/http-api';
 import { DEFAULT_SIGNER_TIMEOUT_MS } from '@certsmith/issuer';
 import { defaultWorkerCount } from '@certsmith/worker-pool';
 import type { LogLevel, MinTlsVersion } from '@certsmith/http-api';
 import { ErrorCode } from '@certsmith/x509-core';
-import { FILE_FLAG_CODES, ServerOptionError } from './errors.js';
+import { defaultDataDir } from './data-dir.js';
+import { ServerOptionError } from './errors.js';
+import { checkReadableFile } from './readable-file.js';
 import { resolveStoreFlags } from './store-settings.js';
 import type { StoreFlags } from './store-settings.js';
 import { resolveRevocationFlags } from './revocation/revocation-settings.js';
@@ -126,12 +125,6 @@ export function parseEndpointList(value: string | readonly string[]): string[] {
   return [...new Set(items.map((item) => item.trim()).filter((item) => item !== ''))];
 }
 
-/** `--data-dir` default: `$XDG_DATA_HOME/certsmith` when set, else `~/.certsmith`. */
-export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
-  const xdg = env['XDG_DATA_HOME'];
-  return xdg ? join(xdg, 'certsmith') : join(homedir(), '.certsmith');
-}
-
 const FILE_OPTIONS = [
   ['configFile', '--config'],
   ['caFile', '--ca'],
@@ -143,13 +136,6 @@ const FILE_OPTIONS = [
   ['tlsKeyFile', '--tls-key'],
   ['mutualTlsCaFile', '--mutual-tls-ca'],
 ] as const;
-
-/** CFSSL codes for unreadable TLS files (the other file flags have theirs in `FILE_FLAG_CODES`). */
-const TLS_FILE_CODES: Readonly<Record<string, number>> = {
-  '--tls-cert': ErrorCode.CertificateReadFailed,
-  '--tls-key': ErrorCode.PrivateKeyReadFailed,
-  '--mutual-tls-ca': ErrorCode.RootReadFailed,
-};
 
 /**
  * Fill in defaults and validate: numbers in range, and every given file exists, is a regular file
@@ -270,26 +256,4 @@ function checkInteger(flag: string, value: number, min: number, max: number): vo
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new ServerOptionError(ErrorCode.BadRequest, flag, `must be an integer from ${min} to ${max}, got ${value}`);
   }
-}
-
-/**
- * Check that the file a flag names exists, is a regular file and is readable; returns its absolute
- * path (relative paths resolve against `cwd`). Throws {@link ServerOptionError} naming the flag with
- * the CFSSL code of what the flag holds: `--ca-key: cannot read file "k.pem" (ENOENT)` (2001). The
- * CLI commands use it too, so a missing `-ca` reads the same in `serve` and `gencert`.
- */
-export async function checkReadableFile(flag: string, path: string, cwd: string = process.cwd()): Promise<string> {
-  const code = FILE_FLAG_CODES[flag] ?? TLS_FILE_CODES[flag] ?? ErrorCode.BadRequest;
-  if (path === '') throw new ServerOptionError(code, flag, 'file name must not be empty');
-  const absolute = resolve(cwd, path);
-  try {
-    const info = await stat(absolute);
-    if (!info.isFile()) throw new ServerOptionError(code, flag, `"${path}" is not a regular file`);
-    await access(absolute, constants.R_OK);
-  } catch (error) {
-    if (error instanceof ServerOptionError) throw error;
-    const reason = (error as NodeJS.ErrnoException).code ?? 'unreadable';
-    throw new ServerOptionError(code, flag, `cannot read file "${path}" (${reason})`, { cause: error });
-  }
-  return absolute;
 }

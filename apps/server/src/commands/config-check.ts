@@ -18,11 +18,11 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { loadCertificatePool } from '@certsmith/chain-builder';
-import { createLogger } from '@certsmith/http-api';
 import { ConfigReport, describeProblem, joinPath } from '@certsmith/issuer';
 import type { ConfigProblem, ConfigWarning } from '@certsmith/issuer';
 import { loadPlatforms } from '@certsmith/ubiquity-rules';
 import { isCodedError } from '@certsmith/x509-core';
+import { pino } from 'pino';
 import { readServerConfig } from '../config-file.js';
 import { SignerLoadError } from '../errors.js';
 import { loadSigner } from '../signer-loader.js';
@@ -96,7 +96,7 @@ export async function checkConfigFile(file: string, options: ConfigCheckOptions 
     for (const definition of signerDefinitions(flags, config, report)) {
       if (options.loadSigners === false) break;
       try {
-        const loaded = await loadSigner({ ...definition.load, logger: createLogger({ level: 'silent' }), env });
+        const loaded = await loadSigner({ ...definition.load, logger: pino({ level: 'silent' }), env });
         await Promise.resolve(loaded.signer.close()).catch(() => undefined);
       } catch (error) {
         if (!(error instanceof SignerLoadError)) throw error;

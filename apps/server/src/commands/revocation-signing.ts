@@ -16,7 +16,7 @@ import type { Signer } from '@certsmith/signer-api';
 import { pino } from 'pino';
 import { loadServerConfig } from '../config-file.js';
 import { loadResponderSigner, readCertificateFile } from '../revocation/responder-files.js';
-import { checkReadableFile } from '../server-options.js';
+import { checkReadableFile } from '../readable-file.js';
 import { loadSigner } from '../signer-loader.js';
 import type { CommandIo, Reporter } from './common.js';
 import { UsageError } from './common.js';

@@ -29,7 +29,7 @@ import { CertsmithError, ErrorCode } from '@certsmith/x509-core';
 import { pino } from 'pino';
 import { loadServerConfig } from '../config-file.js';
 import { createIssuedRecorder } from '../issued-recording.js';
-import { checkReadableFile } from '../server-options.js';
+import { checkReadableFile } from '../readable-file.js';
 import { loadSigner } from '../signer-loader.js';
 import type { CommandIo, Reporter } from './common.js';
 import { UsageError } from './common.js';

@@ -12,7 +12,7 @@ import { loadDbConfigFile, openStore } from '@certsmith/cert-store';
 import type { DbConfig, MigrationMode, Store } from '@certsmith/cert-store';
 import { CertsmithError } from '@certsmith/x509-core';
 import { loadServerConfig } from '../config-file.js';
-import { defaultDataDir } from '../server-options.js';
+import { defaultDataDir } from '../data-dir.js';
 import { defaultDbConfig, describeDataSource } from '../store-settings.js';
 import type { CommandIo } from './common.js';
 

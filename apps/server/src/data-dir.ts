@@ -1,0 +1,12 @@
+/**
+ * Where certsmith keeps its files when `--data-dir` is not given (the development CA, the default
+ * SQLite certificate store). Shared by `serve` and the store commands.
+ */
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+/** `--data-dir` default: `$XDG_DATA_HOME/certsmith` when set, else `~/.certsmith`. */
+export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
+  const xdg = env['XDG_DATA_HOME'];
+  return xdg ? join(xdg, 'certsmith') : join(homedir(), '.certsmith');
+}
