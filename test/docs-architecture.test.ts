@@ -185,6 +185,14 @@ describe('the import graph', () => {
     expect(undeclared).toEqual([]);
   });
 
+  it('lets plugins stand on the contract alone: @certsmith/signer-api and @certsmith/x509-core', () => {
+    const plugins = WORKSPACES.filter((workspace) => workspace.dir.startsWith('plugins/'));
+    expect(plugins.length).toBeGreaterThan(0);
+    for (const plugin of plugins) {
+      expect(plugin.dependencies.filter((name) => name !== '@certsmith/signer-api' && name !== '@certsmith/x509-core'), plugin.name).toEqual([]);
+    }
+  });
+
   it('has no circle between packages', () => {
     const dependencies = new Map(WORKSPACES.map((workspace) => [workspace.name, workspace.dependencies]));
     expect(findCircles(dependencies)).toEqual([]);

@@ -1,5 +1,7 @@
 export { SIGNATURE_ALGORITHMS, isSignatureAlgorithm, signatureHash } from './signature-algorithm.js';
 export { algorithmsForKeyObject, signWithKeyObject } from './key-object-signing.js';
+export { createPrivateKeySigning } from './private-key-signing.js';
+export type { PrivateKeySigning } from './private-key-signing.js';
 export type { SignatureAlgorithm } from './signature-algorithm.js';
 export type {
   SubjectName,

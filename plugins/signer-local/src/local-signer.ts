@@ -6,11 +6,9 @@
  */
 import type { KeyObject } from 'node:crypto';
 
-import { loadNativeEc } from '@certsmith/native-ec';
-import type { NativeEcDigest, NativeEcKey } from '@certsmith/native-ec';
-
 import type { SignatureAlgorithm, Signer, SignerCertificate, SignerHealth, SignerLogger } from '@certsmith/signer-api';
-import { SignerUnavailableError, algorithmsForKeyObject, signWithKeyObject } from '@certsmith/signer-api';
+import { SignerUnavailableError, createPrivateKeySigning } from '@certsmith/signer-api';
+import type { PrivateKeySigning } from '@certsmith/signer-api';
 import type { Certificate } from '@certsmith/x509-core';
 import {
   CertificateParseError,
@@ -55,36 +53,11 @@ export function createLocalSignerFromPem(certificatePem: string, keyPem: string,
   return createLocalSigner(certificate, parsedKey.keyObject);
 }
 
-/** The digest of each ECDSA algorithm the native addon signs with. */
-const NATIVE_DIGESTS: Partial<Record<SignatureAlgorithm, NativeEcDigest>> = {
-  'ECDSA-SHA256': 'sha256',
-  'ECDSA-SHA384': 'sha384',
-  'ECDSA-SHA512': 'sha512',
-};
-
-/**
- * The CA key held by the native addon (`@certsmith/native-ec`) when it is an ECDSA key on a curve
- * the addon knows: a cheaper signature on every certificate issued (see
- * docs/performance.md#the-native-ecdsa-addon). `null` (node:crypto signs) for other keys, or where
- * the addon is not built.
- */
-function nativeCaKey(privateKey: KeyObject): NativeEcKey | null {
-  if (privateKey.asymmetricKeyType !== 'ec') return null;
-  const native = loadNativeEc();
-  if (native === null) return null;
-  try {
-    return native.importKey(privateKey.export({ format: 'der', type: 'sec1' }));
-  } catch {
-    // A curve the addon does not offer: node:crypto signs with it as before.
-    return null;
-  }
-}
-
 /** Build a signer from a parsed certificate and a node:crypto private key (no checks). */
 export function createLocalSigner(certificate: Certificate, privateKey: KeyObject): LocalSigner {
-  let key: KeyObject | null = privateKey;
-  let native: NativeEcKey | null = nativeCaKey(privateKey);
-  const algorithms: readonly SignatureAlgorithm[] = Object.freeze(algorithmsForKeyObject(privateKey));
+  // The key signs through signer-api's in-memory signing: the native ECDSA addon where it can.
+  let key: PrivateKeySigning | null = createPrivateKeySigning(privateKey);
+  const algorithms = key.algorithms;
   if (algorithms.length === 0) throw new CertsmithError(ErrorCode.PrivateKeyUnsupportedAlgorithm);
   const caCertificate: SignerCertificate = Object.freeze({ der: certificate.der, pem: certificateToPem(certificate.der) });
 
@@ -100,9 +73,7 @@ export function createLocalSigner(certificate: Certificate, privateKey: KeyObjec
         throw new SignerUnavailableError(`signer cannot sign with ${algorithm}; it offers ${algorithms.join(', ')}`);
       }
       try {
-        const digest = native === null ? undefined : NATIVE_DIGESTS[algorithm];
-        if (native !== null && digest !== undefined) return native.sign(digest, tbs);
-        return await signWithKeyObject(key, tbs, algorithm);
+        return await key.sign(tbs, algorithm);
       } catch (cause) {
         throw new SignerUnavailableError(undefined, { cause });
       }
@@ -111,9 +82,8 @@ export function createLocalSigner(certificate: Certificate, privateKey: KeyObjec
       return key === null ? { ok: false, message: 'signer is closed' } : { ok: true };
     },
     async close(): Promise<void> {
+      key?.dispose();
       key = null;
-      native?.dispose();
-      native = null;
     },
   };
 }
