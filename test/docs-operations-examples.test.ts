@@ -15,7 +15,7 @@
  * | `compare` | sh, with `serve` | the same requests to the CFSSL server started last (`cfssl serve` or `multirootca`) and to certsmith: what the page says stays the same does, and the differences it lists are there |
  * | `run` | sh | bash `-e -o pipefail` in the page's folder with the stand-ins below first on PATH; one shell session per page (exports carry over); documented paths and `localhost:8888` mapped into the sandbox; exit 0, and every JSON envelope printed says `success: true` |
  * | `logs` | sh, with `run` | it printed a request log line |
- * | `haproxy` | haproxy | its health check passes on two instances started from the unit (which answer the same CA) and fails on one with a signer down; its servers use the unit's port |
+ * | `haproxy` | haproxy | its health check passes on two instances started from the unit (which answer the same CA) and fails on one with a signer down; its servers use the unit's port (`store-many-instances.test.ts` runs the same configuration in HAProxy, in front of two instances on PostgreSQL) |
  * | `prometheus` | yaml | parses (`yq`, else the `yaml` package); its targets use the unit's metrics port, where `/metrics` answers (and only there) |
  * | `promql` | promql | every metric it names is exported, with the labels it uses |
  *

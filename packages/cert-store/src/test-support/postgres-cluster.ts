@@ -5,7 +5,7 @@
  * 127.0.0.1 only; fsync off (nothing here must survive a power cut). Stopped and removed by
  * `stop()`, and at process exit if a test forgot.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -23,6 +23,13 @@ export interface PostgresCluster {
   stopServer(): void;
   /** Start it again on the same port. */
   startServer(): void;
+  /**
+   * `stopServer` without blocking the event loop: a load generator in the same process keeps
+   * sending while PostgreSQL shuts down (in-flight queries are cut, new connections refused).
+   */
+  stopServerAsync(): Promise<void>;
+  /** `startServer` without blocking the event loop (requests meet "the database system is starting up"). */
+  startServerAsync(): Promise<void>;
   /** Stop it and remove its files. */
   stop(): void;
 }
@@ -68,6 +75,12 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
     const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, command), ...args]] : [join(bin, command), args];
     return execFileSync(file, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   };
+  const runAsync = (command: string, args: string[]) => {
+    const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, command), ...args]] : [join(bin, command), args];
+    return new Promise<void>((resolve, reject) =>
+      execFile(file, argv, { encoding: 'utf8', timeout: 90_000 }, (error, _stdout, stderr) => (error ? reject(new Error(`${command} ${args.join(' ')}: ${error.message}${stderr}`)) : resolve())),
+    );
+  };
   if (asRoot) {
     const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
     const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
@@ -76,15 +89,26 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
   run('initdb', ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
   const port = await freePort();
   const serverOptions = `-p ${port} -k ${base} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`;
+  const startArgs = ['-D', dataDir, '-l', logFile, '-o', serverOptions, '-w', '-t', '60', 'start'];
+  const stopArgs = ['-D', dataDir, '-m', 'fast', '-w', '-t', '60', 'stop'];
   let up = false;
   const startServer = () => {
-    run('pg_ctl', ['-D', dataDir, '-l', logFile, '-o', serverOptions, '-w', '-t', '60', 'start']);
+    run('pg_ctl', startArgs);
     up = true;
   };
   const stopServer = () => {
     if (!up) return;
     up = false;
-    run('pg_ctl', ['-D', dataDir, '-m', 'fast', '-w', '-t', '60', 'stop']);
+    run('pg_ctl', stopArgs);
+  };
+  const stopServerAsync = async () => {
+    if (!up) return;
+    up = false;
+    await runAsync('pg_ctl', stopArgs);
+  };
+  const startServerAsync = async () => {
+    await runAsync('pg_ctl', startArgs);
+    up = true;
   };
   const stop = () => {
     running.delete(stop);
@@ -117,6 +141,8 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
     },
     stopServer,
     startServer,
+    stopServerAsync,
+    startServerAsync,
     stop,
   };
 }
