@@ -4,8 +4,9 @@
  * complements `cert-store-cfssl-interop.test.ts`, which checks the store package against the cfssl
  * CLI; here the server is the one reading and writing:
  *
- * - `cfssl ocsprefresh -db-config` signs OCSP responses for the rows certsmith wrote (its `certadd`),
- *   checked with `cfssl ocspdump` and `openssl ocsp`;
+ * - `cfssl ocsprefresh -db-config` signs OCSP responses for the rows certsmith wrote — the
+ *   certificates its `newcert` issued and recorded, and those its `certadd` added — checked with
+ *   `cfssl ocspdump` and `openssl ocsp`;
  * - rows that `cfssl sign -db-config` and a `cfssl serve -db-config` write while certsmith runs are
  *   listed by certsmith's inventory and answered by its certinfo by serial (1.2.0 stores an empty
  *   AKI; certinfo finds the row by the AKI of the certificate).
@@ -116,7 +117,7 @@ for (const driver of ['sqlite3', 'postgres'] as const) {
   describe(`${driver}: certsmith serve and CFSSL 1.2.0 on one database`, () => {
     let dbConfigFile: string;
     let server: StartedCertsmith;
-    /** The certificates whose rows certsmith wrote. */
+    /** The certificates whose rows certsmith wrote (certadd, then newcert). */
     let written: string[];
 
     beforeAll(async () => {
@@ -136,11 +137,16 @@ for (const driver of ['sqlite3', 'postgres'] as const) {
       await server?.waitForExit(20_000);
     });
 
-    it('cfssl ocsprefresh -db-config signs responses for the rows certsmith wrote', async () => {
+    it('cfssl ocsprefresh -db-config signs responses for the rows certsmith wrote (newcert and certadd)', async () => {
       for (const pem of written) {
         const { serial, aki, expiry } = keyOf(pem);
         const reply = await call(server.url, '/api/v1/cfssl/certadd', { serial_number: serial, authority_key_identifier: aki, ca_label: 'default', status: 'good', expiry, pem });
         expect(reply.status, reply.text).toBe(200);
+      }
+      for (const name of ['issued-one', 'issued-two']) {
+        const reply = await call(server.url, '/api/v1/cfssl/newcert', { request: { CN: `${name}.certsmith.test`, hosts: [`${name}.certsmith.test`] } });
+        expect(reply.status, reply.text).toBe(200);
+        written.push(reply.body.result.certificate as string);
       }
       // Whatever certsmith itself stored for them, ocsprefresh replaces it with responses of its own.
       const before = await dumpedResponses(dbConfigFile, `${driver}-before`);
