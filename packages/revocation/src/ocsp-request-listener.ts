@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { ocspErrorResponse } from './ocsp-response-builder.js';
-import type { OcspResponder } from './ocsp-responder.js';
+import type { OcspHttpResponse, OcspResponder } from './ocsp-responder.js';
 
 /** Options of {@link createOcspRequestListener}. */
 export interface OcspRequestListenerOptions {
@@ -16,11 +16,26 @@ export interface OcspRequestListenerOptions {
 }
 
 const MALFORMED = ocspErrorResponse('malformedRequest');
+const EMPTY = new Uint8Array(0);
+
+/** Write an answer in one go: headers with a Content-Length (no chunked framing) and the body. */
+function send(response: ServerResponse, answer: OcspHttpResponse): void {
+  // writeHead sends the header block at once, so the length must be among the headers given to it.
+  response.writeHead(answer.status, { ...answer.headers, 'Content-Length': answer.body.byteLength });
+  response.end(answer.body);
+}
 
 /** A `(request, response)` listener for `http.createServer`. */
 export function createOcspRequestListener(responder: OcspResponder, options: OcspRequestListenerOptions = {}): (request: IncomingMessage, response: ServerResponse) => void {
   const maxBodyBytes = options.maxBodyBytes ?? 64 * 1024;
   return (request, response) => {
+    const method = request.method ?? 'GET';
+    if (method !== 'POST') {
+      // GET carries the request in its path, and every other method is answered 405 whatever it
+      // sends: nothing to read (node:http discards an unread body once the answer is written).
+      void responder.handle({ method, path: request.url ?? '/', headers: request.headers, body: EMPTY }).then((answer) => send(response, answer));
+      return;
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     let refused = false;
@@ -39,10 +54,7 @@ export function createOcspRequestListener(responder: OcspResponder, options: Ocs
     request.on('end', () => {
       if (refused) return;
       const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-      void responder.handle({ method: request.method ?? 'GET', path: request.url ?? '/', headers: request.headers, body }).then((answer) => {
-        response.writeHead(answer.status, answer.headers);
-        response.end(answer.body);
-      });
+      void responder.handle({ method, path: request.url ?? '/', headers: request.headers, body }).then((answer) => send(response, answer));
     });
   };
 }

@@ -187,6 +187,12 @@ describe('OcspResponder.handle', () => {
     expect(answer.headers['ETag']).toBe(first.headers['ETag']);
   });
 
+  it('finds If-None-Match in any case', async () => {
+    const first = await responder().handle({ method: 'POST', path: '/', body: requestDer(['-cert', leafFile]) });
+    const answer = await responder().handle({ method: 'POST', path: '/', body: requestDer(['-cert', leafFile]), headers: { Host: 'x', 'If-None-Match': first.headers['ETag']! } });
+    expect(answer.status).toBe(304);
+  });
+
   it('answers 200 when If-None-Match names another tag', async () => {
     const answer = await responder().handle({ method: 'POST', path: '/', body: requestDer(['-cert', leafFile]), headers: { 'If-None-Match': '"ABC"' } });
     expect(answer.status).toBe(200);
@@ -260,6 +266,33 @@ describe('OcspResponder over HTTP, queried by openssl ocsp -url', () => {
 });
 
 describe('createOcspRequestListener', () => {
+  it('frames every answer with a Content-Length: POST, GET, 304 and 405', async () => {
+    const server = await serveOnLoopback(responder());
+    try {
+      const der = requestDer(['-cert', leafFile]);
+      const post = await fetch(`${server.url}/`, { method: 'POST', body: der });
+      const body = Buffer.from(await post.arrayBuffer());
+      expect(post.status).toBe(200);
+      expect(post.headers.get('content-length')).toBe(String(body.length));
+      expect(post.headers.get('transfer-encoding')).toBeNull();
+      const get = await fetch(`${server.url}/${encodeURIComponent(Buffer.from(der).toString('base64'))}`);
+      expect(get.status).toBe(200);
+      expect(Buffer.from(await get.arrayBuffer()).equals(body)).toBe(true);
+      expect(get.headers.get('content-length')).toBe(String(body.length));
+      const notModified = await fetch(`${server.url}/`, { method: 'POST', body: der, headers: { 'If-None-Match': post.headers.get('etag')! } });
+      expect(notModified.status).toBe(304);
+      expect(notModified.headers.get('etag')).toBe(post.headers.get('etag'));
+      const put = await fetch(`${server.url}/`, { method: 'PUT', body: der });
+      expect(put.status).toBe(405);
+      expect(put.headers.get('allow')).toBe('GET, POST');
+      expect(put.headers.get('content-length')).toBe('0');
+      // The connection still answers after a PUT whose body was never read.
+      expect((await fetch(`${server.url}/`, { method: 'POST', body: der })).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('answers a body over the cap with malformedRequest without buffering it', async () => {
     const server = await serveOnLoopback(responder(), { maxBodyBytes: 1024 });
     try {

@@ -98,9 +98,19 @@ const MALFORMED = ocspErrorResponse('malformedRequest');
 const INTERNAL_ERROR = ocspErrorResponse('internalError');
 const UNAUTHORIZED = ocspErrorResponse('unauthorized');
 
-function header(headers: OcspHttpRequest['headers'], name: string): string | undefined {
+/** A request header by its lower-case name (node:http and Koa keep them so), else in any case. */
+function header(headers: OcspHttpRequest['headers'], lowerCaseName: string): string | undefined {
   if (!headers) return undefined;
-  const value = headers[name] ?? headers[name.toLowerCase()] ?? Object.entries(headers).find(([key]) => key.toLowerCase() === name.toLowerCase())?.[1];
+  let value = headers[lowerCaseName];
+  if (value === undefined) {
+    // Other callers may keep the sender's case; a loop rather than Object.entries: no array per request.
+    for (const key in headers) {
+      if (key.length === lowerCaseName.length && key.toLowerCase() === lowerCaseName) {
+        value = headers[key];
+        break;
+      }
+    }
+  }
   return Array.isArray(value) ? value.join(', ') : (value as string | undefined);
 }
 
@@ -196,7 +206,7 @@ export class OcspResponder {
       this.onError(error);
       return errorAnswer(500, INTERNAL_ERROR);
     }
-    return this.answer(stored, header(request.headers, 'If-None-Match'));
+    return this.answer(stored, header(request.headers, 'if-none-match'));
   }
 
   /** Success headers (CFSSL's set), or 304 when If-None-Match matches. */
