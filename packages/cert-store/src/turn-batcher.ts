@@ -1,8 +1,11 @@
 /**
- * Groups the calls made during one event-loop turn into one batch: the first call of a turn
- * schedules a flush with `setImmediate` (which runs after the turn's I/O callbacks), and every call
- * until then joins it. Each caller gets its own outcome. Concurrent requests that finish signing
- * in the same turn are thus recorded by one transaction.
+ * Groups record calls into batches, each written by one transaction — group commit: the first call
+ * schedules a flush with `setImmediate` (after the turn's I/O callbacks), every call until then
+ * joins it, and while a batch is being written (at most `maxInFlight` at a time) new calls wait and
+ * go together into the next one. So concurrent requests that finish signing in the same turn share
+ * a transaction, and under load a batch holds everything that arrived during the previous commit:
+ * one commit (one fsync, one round trip) serves many certificates instead of each paying its own.
+ * Each caller gets its own outcome.
  */
 
 /** The outcome of one item of a batch. */
@@ -21,37 +24,49 @@ export class TurnBatcher<In, Out> {
 
   /**
    * @param flush writes one batch; returns one outcome per item in order, or throws to fail them all.
-   * @param maxBatch items per batch at most (a turn with more is split).
+   * @param maxBatch items per batch at most (more waiting items are split).
+   * @param maxInFlight batches being written at once at most (1: the next batch waits for the commit).
    */
   constructor(
     private readonly flush: (items: In[]) => Promise<Array<BatchOutcome<Out>>>,
     private readonly maxBatch = 500,
+    private readonly maxInFlight = 1,
   ) {}
 
   /** Queue an item; resolves with its outcome once its batch is written. */
   add(item: In): Promise<Out> {
     return new Promise<Out>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flushQueue());
-      }
+      this.schedule();
     });
   }
 
-  /** Resolves when every batch queued so far has been written. */
+  /** Resolves when every item queued so far has been written. */
   async drain(): Promise<void> {
-    if (this.scheduled) await new Promise<void>((resolve) => setImmediate(resolve));
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    // Bounded: every pass either waits for a write to finish or lets a scheduled flush start one.
+    while (this.scheduled || this.inFlight.size > 0 || this.queue.length > 0) {
+      if (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+      else await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.queue.length === 0 || this.inFlight.size >= this.maxInFlight) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.flushQueue();
+    });
   }
 
   private flushQueue(): void {
-    this.scheduled = false;
-    const queue = this.queue;
-    this.queue = [];
-    for (let start = 0; start < queue.length; start += this.maxBatch) {
-      const batch = queue.slice(start, start + this.maxBatch);
-      const done = this.write(batch).finally(() => this.inFlight.delete(done));
+    while (this.inFlight.size < this.maxInFlight && this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.maxBatch);
+      const done: Promise<void> = this.write(batch).finally(() => {
+        this.inFlight.delete(done);
+        // What arrived during this write goes out as the next batch.
+        this.schedule();
+      });
       this.inFlight.add(done);
     }
   }

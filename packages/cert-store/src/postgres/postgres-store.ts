@@ -42,6 +42,9 @@ import { TurnBatcher } from '../turn-batcher.js';
 import type { BatchOutcome } from '../turn-batcher.js';
 import { postgresError } from './postgres-errors.js';
 
+/** Record batches written at once (a quarter of the default pool, leaving connections for reads). */
+const POSTGRES_BATCHES_IN_FLIGHT = 3;
+
 const TIMESTAMPTZ_OID = 1184;
 const TIMESTAMP_OID = 1114;
 
@@ -300,7 +303,9 @@ export class PostgresStore implements Store {
     this.pool.on('error', (error) => onError(postgresError(error)));
     this.listener = new ChangeListener(session, onError);
     this.now = options.now ?? (() => new Date());
-    this.batcher = new TurnBatcher(async (rows) => await this.writeRows(rows), options.maxBatch);
+    // Several batches at once, each on its own pooled connection (PostgreSQL commits them in
+    // parallel); beyond that, rows wait and join the next batch.
+    this.batcher = new TurnBatcher(async (rows) => await this.writeRows(rows), options.maxBatch, POSTGRES_BATCHES_IN_FLIGHT);
   }
 
   private async query<Row extends QueryResultRow>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<Row>> {

@@ -43,7 +43,9 @@ export class SqliteStore implements Store {
   constructor(executor: SqliteExecutor, options: { now?: () => Date; maxBatch?: number } = {}) {
     this.executor = executor;
     this.now = options.now ?? (() => new Date());
-    this.batcher = new TurnBatcher(async (rows) => await this.writeRows(rows), options.maxBatch);
+    // One batch at a time: SQLite has one writer, so the rows that arrive during a commit (an fsync)
+    // are better written by the next transaction together than each queued as its own.
+    this.batcher = new TurnBatcher(async (rows) => await this.writeRows(rows), options.maxBatch, 1);
   }
 
   private async writeRows(rows: CertificateRow[]): Promise<Array<BatchOutcome<CertificateRecord>>> {
