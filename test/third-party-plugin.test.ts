@@ -1,6 +1,7 @@
 /**
  * A third-party signer plugin, end to end, the way a user deploys one: the example plugin
- * (examples/signer-webcrypto, outside the workspaces) and the contract packages it needs are packed
+ * (examples/signer-webcrypto, outside the workspaces) and the contract packages it needs (signer-api,
+ * x509-core and the optional ECDSA addon signer-api signs with, native-ec) are packed
  * with `npm pack`, installed from those tarballs into a fresh project with `npm install --offline`
  * (no registry: every package involved is a tarball, and the example has no runtime dependency
  * besides its peer @certsmith/signer-api), and named **by package name** in a certsmith config that
@@ -89,10 +90,10 @@ beforeAll(async () => {
 
   // Workspace packages are packed from their built dist/; the example's prepack builds it, as it
   // would for its author.
-  await npm(['pack', '--pack-destination', tarballs, '--workspace', '@certsmith/signer-api', '--workspace', '@certsmith/x509-core'], REPO);
+  await npm(['pack', '--pack-destination', tarballs, '--workspace', '@certsmith/signer-api', '--workspace', '@certsmith/x509-core', '--workspace', '@certsmith/native-ec'], REPO);
   await npm(['pack', '--pack-destination', tarballs], EXAMPLE);
   const files = (await readdir(tarballs)).filter((file) => file.endsWith('.tgz')).sort();
-  expect(files).toEqual(['certsmith-signer-api-0.1.0.tgz', 'certsmith-signer-webcrypto-example-0.1.0.tgz', 'certsmith-x509-core-0.1.0.tgz']);
+  expect(files).toEqual(['certsmith-native-ec-0.1.0.tgz', 'certsmith-signer-api-0.1.0.tgz', 'certsmith-signer-webcrypto-example-0.1.0.tgz', 'certsmith-x509-core-0.1.0.tgz']);
 
   await writeFile(join(project, 'package.json'), `${JSON.stringify({ name: 'certsmith-deployment', private: true, type: 'module' }, null, 2)}\n`);
   await npm(['install', '--offline', '--no-audit', '--no-fund', ...files.map((file) => join(tarballs, file))], project);
@@ -119,6 +120,7 @@ describe('npm install of the packed plugin', () => {
     // Every installed package came from a tarball: nothing else was needed, so nothing was fetched.
     const installedFrom = Object.fromEntries(Object.entries(lock.packages).filter(([path]) => path !== '').map(([path, entry]) => [path, entry.resolved?.startsWith('file:') ? `file:${basename(entry.resolved)}` : entry.resolved]));
     expect(installedFrom).toEqual({
+      'node_modules/@certsmith/native-ec': 'file:certsmith-native-ec-0.1.0.tgz',
       'node_modules/@certsmith/signer-api': 'file:certsmith-signer-api-0.1.0.tgz',
       'node_modules/@certsmith/x509-core': 'file:certsmith-x509-core-0.1.0.tgz',
       [`node_modules/${PLUGIN}`]: 'file:certsmith-signer-webcrypto-example-0.1.0.tgz',
