@@ -97,6 +97,37 @@ describe('startServer', () => {
     });
   });
 
+  it('starts with a trust certificate that indexes but does not parse in full, and reports it after listening', async () => {
+    const pki = new TestPki({ now: new Date() });
+    const good = pki.root('Good Trust Root').pem;
+    // notBefore's digits replaced by letters: the structure is intact (start-up reads only that), the
+    // full parse refuses the time (1003).
+    const der = Buffer.from(pki.root('Bad Time Root').pem.replace(/-----[^-]+-----/g, '').replace(/\s+/g, ''), 'base64');
+    const time = der.indexOf(Buffer.from([0x17, 0x0d]));
+    der.fill('A'.charCodeAt(0), time + 2, time + 14);
+    const bad = `-----BEGIN CERTIFICATE-----\n${der.toString('base64').replace(/.{64}/g, '$&\n')}\n-----END CERTIFICATE-----\n`;
+    const roots = join(dir, 'roots-with-bad-time.pem');
+    await writeFile(roots, `${good}\n${bad}`);
+    let reported!: (line: Record<string, unknown>) => void;
+    const report = new Promise<Record<string, unknown>>((resolve) => (reported = resolve));
+    const logger = createLogger({
+      level: 'info',
+      destination: {
+        write: (line: string) => {
+          const parsed = JSON.parse(line) as Record<string, unknown>;
+          if (parsed['code'] === 1003) reported(parsed);
+        },
+      },
+    });
+    const running = await startServer({ port: 0, workers: 1, dataDir: join(dir, 'data'), caBundleFile: roots, logger });
+    try {
+      expect((await fetch(`${running.url}/api/v1/cfssl/health`)).status).toBe(200);
+      expect(await report).toMatchObject({ flag: '--ca-bundle', certificate: 1, level: 50 });
+    } finally {
+      await running.close();
+    }
+  });
+
   it('rejects with the coded option error before listening', async () => {
     await expect(startServer({ port: 0, dataDir: join(dir, 'data'), caKeyFile: join(dir, 'nope.pem') })).rejects.toMatchObject({
       code: 2001,

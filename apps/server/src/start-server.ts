@@ -23,12 +23,14 @@ import {
 import type { AnyOperation, ApiTlsConfig, Logger, RawRoute, ServerMetrics, TlsConfigField } from '@certsmith/http-api';
 import type { Store } from '@certsmith/cert-store';
 import type { Server } from 'node:http';
-import { bundleContextConfig, bundleWarmUpTask, warmUpBundleWorkers } from '@certsmith/bundler';
+import { bundleContextConfig, bundleContextFailedFile, bundlePrepareTask, bundleWarmUpTask, checkTrustSnapshot, prepareBundleWorkers, readTrustSnapshot, warmUpBundleWorkers } from '@certsmith/bundler';
+import type { TrustSnapshot } from '@certsmith/bundler';
 import { setFlagsFromString } from 'node:v8';
 import { describeProblem, ecdsaKeyBackend, issuingWorkerInits } from '@certsmith/issuer';
 import type { SignerDirectory } from '@certsmith/issuer';
 import { createInlineTaskRunner, createWorkerPool } from '@certsmith/worker-pool';
 import type { TaskDefinition, WorkerPool } from '@certsmith/worker-pool';
+import { isCodedError } from '@certsmith/x509-core';
 import { VERSION } from './cli-program.js';
 import { ServerOptionError } from './errors.js';
 import { loadServerConfig } from './config-file.js';
@@ -111,6 +113,10 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
   if (options.allowPrivateNetworks) {
     logger.warn('request-driven fetches (AIA, domain bundling) may reach private and loopback addresses (--allow-private-networks)');
   }
+  // The trust files are read and indexed now, while the store's thread starts (this thread would
+  // wait for it idle); a file that fails is reported with the bundle warm-up below, in its turn.
+  const trustReading = hasTrustFiles && !options.disable.includes('bundle') ? readTrustSnapshot(bundleContextConfig(options)) : null;
+  trustReading?.catch(() => undefined);
   // The certificate store before the signers: a database that cannot be reached stops start-up
   // before an HSM session is opened.
   const plan = storeSettings(options.store, config.store, options.dataDir);
@@ -155,6 +161,7 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
   let pool;
   let warmUp = false;
   let eventLoopTasks: TaskDefinition[] = [];
+  let trustSnapshot: TrustSnapshot | null = null;
   let server;
   let bound;
   let shuttingDown = false;
@@ -177,7 +184,7 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
     const tasks = collectTasks(operations);
     warmUp = hasTrustFiles && tasks.some((task) => task.name === 'bundle' || task.name === 'bundle.json');
     if (hasTrustFiles && !warmUp) logger.info({ trust: await checkTrustFiles(options) }, 'trust files loaded');
-    if (warmUp) tasks.push(bundleWarmUpTask);
+    if (warmUp) tasks.push(bundlePrepareTask, bundleWarmUpTask);
     // The built-in bundle tasks (not an embedder's, which may not be safe to run on the event loop).
     eventLoopTasks = collectTasks(builtIn.filter((operation) => !extraNames.has(operation.name))).filter((task) => EVENT_LOOP_TASK_NAMES.has(task.name));
     pool = createWorkerPool({
@@ -198,7 +205,11 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
   let metricsServer: Server | null = null;
   let metricsUrl = '';
   try {
-    if (warmUp) logger.info({ trust: await warmUpTrust(pool, options, metrics.workerMetricsChannel, eventLoopTasks.length > 0) }, 'trust files loaded');
+    if (warmUp) {
+      const trust = await warmUpTrust(pool, options, metrics.workerMetricsChannel, eventLoopTasks.length > 0, trustReading);
+      trustSnapshot = trust.snapshot;
+      logger.info({ trust: trust.summary }, 'trust files loaded');
+    }
     metrics.watchWorkerPool(pool);
     // `/metrics` on the API port unless --metrics-address moves it to its own listener.
     const routes: RawRoute[] = options.metricsAddress === undefined ? [createMetricsRoute(metrics)] : [];
@@ -258,6 +269,16 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
     },
     'listening',
   );
+  // Start-up only checked the trust files' structure (readTrustSnapshot); parse every certificate in
+  // full now, between requests, so a certificate that would answer 1003 on first use is reported.
+  // Delayed a little: the first requests after start-up (a deploy's probes, a first bundle) should
+  // not share the event loop with it.
+  let trustCheck: NodeJS.Timeout | null = null;
+  if (trustSnapshot !== null) {
+    const snapshot = trustSnapshot;
+    trustCheck = setTimeout(() => void reportTrustProblems(snapshot, logger), TRUST_CHECK_DELAY_MS);
+    trustCheck.unref();
+  }
 
   // Scheduled tidy: each instance runs its own (safe on a shared database, see scheduleTidy).
   const tidy: TidySchedule | null =
@@ -279,6 +300,7 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
     close() {
       closing ??= (async () => {
         shuttingDown = true;
+        if (trustCheck !== null) clearTimeout(trustCheck);
         logger.info({ timeoutMs: options.shutdownTimeoutMs }, 'shutting down');
         const finished = await closeHttpServer(httpServer, { timeoutMs: options.shutdownTimeoutMs });
         if (!finished) logger.warn('in-flight requests did not finish in time; connections were closed');
@@ -323,39 +345,73 @@ function turnOffPretenuring(): void {
   setFlagsFromString('--no-allocation-site-pretenuring');
 }
 
+/** How long after listening the full parse of the trust certificates starts (`reportTrustProblems`). */
+const TRUST_CHECK_DELAY_MS = 2_000;
+
 const TRUST_FILE_FLAGS = { caBundleFile: '--ca-bundle', intBundleFile: '--int-bundle', metadataFile: '--metadata' } as const;
 
 /**
- * Load the trust files in every worker of `pool` before listening (one `bundle.warm-up` task per
- * worker), and on this thread too when the event loop runs bundle tasks (`eventLoop`): none of them
- * may load the files on a request's time. A file that fails is a {@link TrustFileError} naming its
- * flag, with the loader's code. The config is the bundle endpoint's (same `metricsChannel`), so the
- * requests reuse what loaded.
+ * Load the trust files in every thread that runs bundle tasks before listening: every worker of
+ * `pool` (one `bundle.warm-up` task each) and this thread too when the event loop runs bundle tasks
+ * (`eventLoop`); none of them may load the files on a request's time. This thread reads and indexes
+ * the files once (`readTrustSnapshot`; `reading` when it was started earlier, with the same files)
+ * while the store and the workers start, then each thread builds its pools
+ * from that snapshot (no file read, no parse). A file that fails is a {@link TrustFileError}
+ * naming its flag, with the loader's code. The config is the bundle endpoint's (same
+ * `metricsChannel`), so the requests reuse what loaded.
  */
-async function warmUpTrust(pool: WorkerPool, options: ServerOptions, metricsChannel: string, eventLoop: boolean): Promise<TrustSummary> {
-  const config = bundleContextConfig({ ...options, metricsChannel });
-  const inWorkers = warmUpBundleWorkers(pool, config, pool.size);
+async function warmUpTrust(
+  pool: WorkerPool,
+  options: ServerOptions,
+  metricsChannel: string,
+  eventLoop: boolean,
+  reading: Promise<TrustSnapshot> | null,
+): Promise<{ summary: TrustSummary; snapshot: TrustSnapshot }> {
+  const context = bundleContextConfig({ ...options, metricsChannel });
+  // The workers import the bundle code while this thread reads the files (their failure, if any,
+  // shows again in the warm-up below).
+  const preparing = prepareBundleWorkers(pool, pool.size).catch(() => undefined);
+  let snapshot: TrustSnapshot;
+  try {
+    snapshot = await (reading ?? readTrustSnapshot(context));
+  } catch (error) {
+    const file = bundleContextFailedFile(error);
+    const flag = file === null ? '--ca-bundle' : TRUST_FILE_FLAGS[file];
+    throw new TrustFileError(isCodedError(error) ? error.code : 0, flag, error instanceof Error ? error.message : String(error), { cause: error });
+  }
+  await preparing;
+  const input = { context, snapshot };
+  const inWorkers = warmUpBundleWorkers(pool, input, pool.size);
   // Awaited below; until then a rejection (a pool that cannot start) must not count as unhandled.
   inWorkers.catch(() => undefined);
-  const outcome = await (async () => {
-    if (!eventLoop) return inWorkers;
-    // The workers' tasks leave first (parsing here blocks this thread, and with it the dispatch of
-    // their tasks): both threads then load in parallel.
-    await pool.ready().catch(() => undefined);
-    await new Promise((resolve) => setImmediate(resolve));
-    const here = await warmUpBundleWorkers(createInlineTaskRunner(), config, 1);
-    const there = await inWorkers;
-    return there.ok ? here : there;
-  })();
+  const here = eventLoop ? await warmUpBundleWorkers(createInlineTaskRunner(), input, 1) : null;
+  const there = await inWorkers;
+  const outcome = there.ok && here !== null ? here : there;
   if (!outcome.ok) {
     const flag = outcome.file === null ? '--ca-bundle' : TRUST_FILE_FLAGS[outcome.file];
     throw new TrustFileError(outcome.error.code, flag, outcome.error.message);
   }
-  return {
+  const summary = {
     roots: options.caBundleFile !== undefined ? outcome.roots : null,
     intermediates: options.intBundleFile !== undefined ? outcome.intermediates : null,
     platforms: options.metadataFile !== undefined ? outcome.platforms : null,
   };
+  return { summary, snapshot };
+}
+
+/** Parse every pool certificate of `snapshot` in full (`checkTrustSnapshot`) and log what does not parse. */
+async function reportTrustProblems(snapshot: TrustSnapshot, logger: Logger): Promise<void> {
+  try {
+    const problems = await checkTrustSnapshot(snapshot);
+    for (const problem of problems) {
+      logger.error(
+        { flag: TRUST_FILE_FLAGS[problem.file], certificate: problem.position, code: 1003, reason: problem.message },
+        `${TRUST_FILE_FLAGS[problem.file]}: certificate #${problem.position + 1} does not parse; bundles that reach it answer 1003 (certsmith config check names it)`,
+      );
+    }
+  } catch (error) {
+    logger.error({ err: error }, 'checking the trust files failed');
+  }
 }
 
 /** The flag of each part of the TLS configuration, for startup errors. */

@@ -11,10 +11,13 @@ import {
   fetchPeerCertificates,
   loadCertificatePool,
   parseBundlePem,
+  poolFromSnapshot,
   type AiaFetcher,
   type TrustPools,
 } from '@certsmith/chain-builder';
 import type { RemoteBundleOptions } from './bundle-certificate.js';
+import { taggedWithFile, trustFileOf, type BundleContextFile } from './trust-files.js';
+import type { TrustSnapshot } from './trust-snapshot.js';
 import { defaultPlatforms, loadPlatforms, type Platform } from '@certsmith/ubiquity-rules';
 import { aiaFetchMetricsReporter } from './aia-fetch-metrics.js';
 
@@ -55,34 +58,36 @@ export interface BundleContext {
 
 const loaded = new Map<string, Promise<BundleContext>>();
 
-/** Which configured file a load error came from (same thread only; see {@link bundleContextFailedFile}). */
-const failedFiles = new WeakMap<object, BundleContextFile>();
-
-/** The files of a {@link BundleContextConfig}, by config key. */
-export type BundleContextFile = 'caBundleFile' | 'intBundleFile' | 'metadataFile';
-
-function tagged<T>(file: BundleContextFile, pending: Promise<T>): Promise<T> {
-  return pending.catch((error: unknown) => {
-    if (typeof error === 'object' && error !== null) failedFiles.set(error, file);
-    throw error;
-  });
-}
+export type { BundleContextFile };
 
 /**
- * The file whose loading raised `error` (an error thrown by {@link loadBundleContext} on this
- * thread), or `null` when it did not come from a configured file.
+ * The file whose loading raised `error` (an error thrown by {@link loadBundleContext} or
+ * `readTrustSnapshot` on this thread), or `null` when it did not come from a configured file.
  */
 export function bundleContextFailedFile(error: unknown): BundleContextFile | null {
-  return typeof error === 'object' && error !== null ? (failedFiles.get(error) ?? null) : null;
+  return trustFileOf(error);
 }
 
-async function load(config: BundleContextConfig): Promise<BundleContext> {
+async function load(config: BundleContextConfig, snapshot: TrustSnapshot | undefined): Promise<BundleContext> {
+  // From the snapshot when one was read for this config (no file, no parse); else from the files.
   const [roots, intermediates, platforms] = await Promise.all([
-    config.caBundleFile
-      ? tagged('caBundleFile', loadCertificatePool(config.caBundleFile, 'roots'))
-      : Promise.resolve(new CertificatePool(parseBundlePem(rootCertificates.join('\n'), 'roots'))),
-    config.intBundleFile ? tagged('intBundleFile', loadCertificatePool(config.intBundleFile, 'intermediates')) : Promise.resolve(new CertificatePool()),
-    config.metadataFile ? tagged('metadataFile', loadPlatforms(config.metadataFile)) : config.embeddedPlatforms ? defaultPlatforms() : Promise.resolve([]),
+    snapshot?.roots
+      ? poolFromSnapshot(snapshot.roots)
+      : config.caBundleFile
+        ? taggedWithFile('caBundleFile', loadCertificatePool(config.caBundleFile, 'roots'))
+        : new CertificatePool(parseBundlePem(rootCertificates.join('\n'), 'roots')),
+    snapshot?.intermediates
+      ? poolFromSnapshot(snapshot.intermediates)
+      : config.intBundleFile
+        ? taggedWithFile('intBundleFile', loadCertificatePool(config.intBundleFile, 'intermediates'))
+        : new CertificatePool(),
+    snapshot?.platforms
+      ? [...snapshot.platforms]
+      : config.metadataFile
+        ? taggedWithFile('metadataFile', loadPlatforms(config.metadataFile))
+        : config.embeddedPlatforms
+          ? defaultPlatforms()
+          : [],
   ]);
   // One guard for both kinds of request-driven fetch, so `domain` bundling cannot reach what AIA
   // chasing may not.
@@ -95,14 +100,17 @@ async function load(config: BundleContextConfig): Promise<BundleContext> {
 
 /**
  * The context for `config`, loaded on first use and shared afterwards within this thread. A failed
- * load is not cached, so a corrected file can be retried.
- * @throws the coded load errors: 4001/4003 roots, 3001/3003 intermediates, platform metadata errors
+ * load is not cached, so a corrected file can be retried. With `snapshot` (the same config's files,
+ * read by `readTrustSnapshot`, usually on another thread), the pools and platforms are built from it
+ * instead of the files; it is used only when this thread has not loaded `config` yet.
+ * @throws the coded load errors: 4001/4003 roots, 3001/3003 intermediates, platform metadata
+ * errors, tagged with their file ({@link bundleContextFailedFile})
  */
-export function loadBundleContext(config: BundleContextConfig): Promise<BundleContext> {
+export function loadBundleContext(config: BundleContextConfig, snapshot?: TrustSnapshot): Promise<BundleContext> {
   const key = JSON.stringify(config);
   let pending = loaded.get(key);
   if (!pending) {
-    pending = load(config);
+    pending = load(config, snapshot);
     loaded.set(key, pending);
     pending.catch(() => loaded.delete(key));
   }

@@ -18,8 +18,10 @@ export { bundleContextConfig } from './trust-options.js';
 export type { BundleTrustOptions } from './trust-options.js';
 export { bundleJsonTask, bundleTask } from './bundle-task.js';
 export type { BundleTaskInput } from './bundle-task.js';
-export { bundleWarmUpTask, warmUpBundleWorkers } from './warm-up-task.js';
-export type { BundleWarmUpOutcome } from './warm-up-task.js';
+export { bundlePrepareTask, bundleWarmUpTask, prepareBundleWorkers, warmUpBundleWorkers } from './warm-up-task.js';
+export type { BundleWarmUpInput, BundleWarmUpOutcome } from './warm-up-task.js';
+export { checkTrustSnapshot, readTrustSnapshot } from './trust-snapshot.js';
+export type { CheckTrustSnapshotOptions, TrustSnapshot, TrustSnapshotProblem } from './trust-snapshot.js';
 export {
   CERTINFO_DIAL_TIMEOUT_MS,
   describeCertificateBytes,

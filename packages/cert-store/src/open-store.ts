@@ -1,12 +1,10 @@
 /** Opening a store from a db-config, and the schema commands (`certsmith db migrate|check`). */
-import pg from 'pg';
 import type { DbConfig } from './db-config.js';
 import { checkSchema, migrateSchema, prepareSchema } from './migrations/migrator.js';
 import type { MigrationMode, SchemaStatus } from './migrations/migrator.js';
 import type { SchemaConnection } from './migrations/schema-connection.js';
 import { postgresClientConfig } from './postgres/postgres-data-source.js';
 import { postgresError } from './postgres/postgres-errors.js';
-import { PostgresStore, postgresSchemaConnection, sessionConfig } from './postgres/postgres-store.js';
 import type { PostgresStoreOptions } from './postgres/postgres-store.js';
 import { openSqliteDatabase, parseSqliteDataSource, sqliteSchemaConnection } from './sqlite/sqlite-database.js';
 import { openInlineExecutor, openThreadExecutor } from './sqlite/sqlite-executor.js';
@@ -49,7 +47,17 @@ export async function openStore(config: DbConfig, options: OpenStoreOptions = {}
   }
   const clientConfig = postgresClientConfig(config.dataSource);
   await withSchemaConnection(config, options, async (connection) => await prepareSchema(connection, migrations));
+  const { PostgresStore } = await importPostgresDriver();
   return new PostgresStore(clientConfig, { ...options.postgres, ...common });
+}
+
+/**
+ * The PostgreSQL driver, imported on first use: `pg` is ≈30 modules and a SQLite server (the
+ * default) never needs it, and every module costs start-up time (docs/performance.md, start-up).
+ */
+async function importPostgresDriver() {
+  const [{ default: pg }, driver] = await Promise.all([import('pg'), import('./postgres/postgres-store.js')]);
+  return { pg, ...driver };
 }
 
 /** Run `work` on a schema connection to the database (closed afterwards). */
@@ -63,6 +71,7 @@ async function withSchemaConnection<T>(
     const source = parseSqliteDataSource(config.dataSource);
     connection = sqliteSchemaConnection(openSqliteDatabase(source, options.sqlite?.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.sqlite.busyTimeoutMs }));
   } else {
+    const { pg, postgresSchemaConnection, sessionConfig } = await importPostgresDriver();
     const client = new pg.Client(sessionConfig(postgresClientConfig(config.dataSource), options.postgres));
     client.on('error', () => undefined); // a broken connection fails the running query, which is reported
     try {

@@ -34,6 +34,14 @@ export function issuerKey(cert: Certificate): string {
   return key;
 }
 
+/**
+ * Record a fingerprint computed elsewhere (a trust snapshot carries them: the thread that read the
+ * file hashed each certificate once, so the workers building pools from it do not).
+ */
+export function rememberFingerprint(cert: Certificate, fingerprint: string): void {
+  fingerprints.set(cert, fingerprint);
+}
+
 /** SHA-256 of the certificate DER (base64), memoised per certificate object. */
 export function certificateFingerprint(cert: Certificate): string {
   let fp = fingerprints.get(cert);
@@ -56,7 +64,12 @@ export class CertificatePool {
   readonly #byFingerprint = new Map<string, Certificate>();
   readonly #bySubject = new Map<string, Certificate[]>();
   readonly #bySki = new Map<string, Certificate[]>();
-  readonly #signatures = new Set<string>();
+  /**
+   * Signature bytes of every certificate (CFSSL's `KnownIssuers`), made on the first
+   * {@link hasSignature}: only intermediate discovery asks, and a pool built at start-up should not
+   * pay for it before the server can answer.
+   */
+  #signatures: Set<string> | null = null;
   /** issuer → (child fingerprint → result); per-issuer maps keep lookups allocation-free. */
   readonly #signatureResults = new Map<Certificate, Map<string, string | null>>();
   #signatureResultCount = 0;
@@ -88,7 +101,7 @@ export class CertificatePool {
       if (sameKey) sameKey.push(cert);
       else this.#bySki.set(ski, [cert]);
     }
-    this.#signatures.add(bytesKey(cert.signature));
+    this.#signatures?.add(bytesKey(cert.signature));
     this.#pemList = null;
     return true;
   }
@@ -105,6 +118,10 @@ export class CertificatePool {
 
   /** Whether a certificate with these signature bytes is in the pool (CFSSL's `KnownIssuers`). */
   hasSignature(signature: Uint8Array): boolean {
+    if (this.#signatures === null) {
+      this.#signatures = new Set();
+      for (const cert of this.#byFingerprint.values()) this.#signatures.add(bytesKey(cert.signature));
+    }
     return this.#signatures.has(bytesKey(signature));
   }
 

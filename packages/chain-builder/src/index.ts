@@ -7,6 +7,8 @@ export { CertificatePool, certificateFingerprint } from './certificate-pool.js';
 export { bytesKey } from './bytes-key.js';
 export type { CertificatePoolOptions, TrustPools } from './certificate-pool.js';
 export { BundleFileError, loadCertificatePool, parseBundlePem } from './load-pool.js';
+export { poolFromSnapshot, poolSnapshotFromPem, readPoolSnapshot, snapshotCertificates } from './pool-snapshot.js';
+export type { PoolSnapshot } from './pool-snapshot.js';
 export type { PoolKind } from './load-pool.js';
 export {
   PARENT_CANNOT_SIGN,

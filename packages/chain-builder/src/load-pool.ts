@@ -12,7 +12,8 @@ export type PoolKind = 'roots' | 'intermediates';
 /** A CA/intermediate bundle file could not be read (4001/3001) or parsed (4003/3003). */
 export class BundleFileError extends CertsmithError {}
 
-function goReadError(file: string, error: unknown): string {
+/** Go's text for a failed read of `file` (`open x: no such file or directory`). */
+export function goReadError(file: string, error: unknown): string {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code === 'ENOENT') return `open ${file}: no such file or directory`;
   if (code === 'EACCES') return `open ${file}: permission denied`;

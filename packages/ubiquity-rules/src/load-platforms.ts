@@ -3,11 +3,12 @@
  * `Platform.ParseAndLoad`; behaviour doc 2.11), with CFSSL's exact failure messages, plus the
  * embedded default used when no metadata file is configured.
  */
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { posix as path } from 'node:path';
 import { rootCertificates } from 'node:tls';
-import { CertsmithError, ErrorCode, decodePemBlock, parseCertificate, parsePkcs7Certificates } from '@certsmith/x509-core';
-import { platformHashUbiquity, platformKeyAlgoUbiquity, spkiSha1, type Platform } from './platform.js';
+import { CertsmithError, ErrorCode, decodePemBlock, readCertificateIndex, readPkcs7Certificates } from '@certsmith/x509-core';
+import { platformHashUbiquity, platformKeyAlgoUbiquity, type Platform } from './platform.js';
 
 /**
  * Platform metadata could not be loaded. Not a CFSSL-coded error (code 0, like the plain Go error
@@ -155,13 +156,22 @@ export function keystoreFromPem(text: string, parsed: Map<string, readonly strin
   return keystore;
 }
 
-/** SPKI hashes of one PEM block's certificate or PKCS#7 certificates; `[]` when it is neither. */
+/** Lower-case hex SHA-1 of a certificate's SPKI element (how CFSSL's keystores match roots). */
+function spkiHash(der: Uint8Array): string {
+  return createHash('sha1').update(readCertificateIndex(der).spki).digest('hex');
+}
+
+/**
+ * SPKI hashes of one PEM block's certificate or PKCS#7 certificates; `[]` when it is neither. Only
+ * the structure is read, up to the SPKI the hash needs (`readCertificateIndex`, a quarter of a
+ * full parse): the keystores are read by every server at start-up.
+ */
 function blockSpkiHashes(bytes: Uint8Array): string[] {
   try {
-    return [spkiSha1(parseCertificate(bytes))];
+    return [spkiHash(bytes)];
   } catch {
     try {
-      return parsePkcs7Certificates(bytes).map((der) => spkiSha1(parseCertificate(der)));
+      return readPkcs7Certificates(bytes).map(spkiHash);
     } catch {
       return [];
     }

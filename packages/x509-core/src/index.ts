@@ -102,6 +102,8 @@ export { GeneralNameTag, emptySubjectAltNames, formatIpAddress, readGeneralNames
 export { readPkcs7Certificates, parsePkcs7Certificates } from './pkcs7.js';
 export { parseCertificate, parseCertificates, toHex } from './parse-certificate.js';
 export { LazyCertificate, certificateIndexFields, parseCertificatesLazily, MATERIALIZED_LIMIT } from './lazy-certificate.js';
+export { readCertificateIndex } from './certificate-index.js';
+export type { CertificateIndex } from './certificate-index.js';
 export type { CertificateIndexFields } from './lazy-certificate.js';
 export { readExtensions, emptyExtensionFacts, derExtension } from './extensions.js';
 export type { ExtensionFacts } from './extensions.js';

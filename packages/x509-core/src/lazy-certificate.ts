@@ -42,21 +42,31 @@ export class LazyCertificate implements Certificate {
   readonly index: CertificateIndexFields;
   #full: Certificate | undefined;
 
-  private constructor(full: Certificate) {
-    this.der = full.der;
-    this.index = {
-      subjectDer: full.subject.der,
-      issuerDer: full.issuer.der,
-      subjectKeyId: full.subjectKeyId,
-      authorityKeyId: full.authorityKeyId,
-      signature: full.signature,
-    };
+  private constructor(der: Uint8Array, index: CertificateIndexFields) {
+    this.der = der;
+    this.index = index;
     this.#full = undefined;
   }
 
   /** A lazy copy of a parsed certificate (its DER and index views; the parse itself is dropped). */
   static from(certificate: Certificate): LazyCertificate {
-    return certificate instanceof LazyCertificate ? certificate : new LazyCertificate(certificate);
+    if (certificate instanceof LazyCertificate) return certificate;
+    return new LazyCertificate(certificate.der, {
+      subjectDer: certificate.subject.der,
+      issuerDer: certificate.issuer.der,
+      subjectKeyId: certificate.subjectKeyId,
+      authorityKeyId: certificate.authorityKeyId,
+      signature: certificate.signature,
+    });
+  }
+
+  /**
+   * A lazy certificate from its DER and index fields read by `readCertificateIndex` (views into
+   * `der`), without a full parse: for trust data loaded at start-up. The first full parse happens
+   * on first use and can then fail (1003) for contents the index reader does not decode.
+   */
+  static fromIndex(der: Uint8Array, index: CertificateIndexFields): LazyCertificate {
+    return new LazyCertificate(der, index);
   }
 
   /** Whether the full parse is held now (for tests and memory accounting). */
@@ -67,7 +77,8 @@ export class LazyCertificate implements Certificate {
   #parsed(): Certificate {
     let full = this.#full;
     if (full === undefined) {
-      // The same bytes parsed once already: this cannot fail.
+      // Made by `from`: the same bytes parsed once already, this cannot fail. Made by `fromIndex`:
+      // only the structure was read, so a malformed content throws CertificateParseError (1003).
       full = parseCertificate(this.der);
       this.#full = full;
       const evicted = materialized[nextSlot];

@@ -5,8 +5,7 @@
  * in `certsmith_migrations`. A later `goose up` with CFSSL's files therefore finds nothing to do,
  * and a future CFSSL migration 003 would still be applied by goose.
  */
-import { Umzug } from 'umzug';
-import type { UmzugStorage } from 'umzug';
+import type { Umzug, UmzugStorage } from 'umzug';
 import { SchemaError } from '../errors.js';
 import type { SchemaConnection } from './schema-connection.js';
 import { tableColumns, tableExists } from './schema-connection.js';
@@ -126,7 +125,13 @@ function storageFor(connection: SchemaConnection): UmzugStorage {
   };
 }
 
-function umzugFor(connection: SchemaConnection, migrations: readonly StoreMigration[]): Umzug<SchemaConnection> {
+/**
+ * The migration runner, with `umzug` imported on first use: it loads ≈200 modules (its CLI's
+ * dependencies), which every server start paid on its main thread although only the store's own
+ * thread migrates (docs/performance.md, start-up).
+ */
+async function umzugFor(connection: SchemaConnection, migrations: readonly StoreMigration[]): Promise<Umzug<SchemaConnection>> {
+  const { Umzug } = await import('umzug');
   return new Umzug<SchemaConnection>({
     migrations: migrations.map((m) => ({ name: m.name, up: async ({ context }) => await m.up(context) })),
     context: connection,
@@ -191,8 +196,11 @@ export async function checkSchema(connection: SchemaConnection): Promise<SchemaS
 export async function migrateSchema(connection: SchemaConnection, options: MigrateOptions = {}): Promise<string[]> {
   const applied = await connection.exclusive(async () => {
     await ensureStateTables(connection);
+    // Nothing pending (every start after the first): umzug would find the same and do nothing.
+    const executed = new Set(await executedMigrations(connection));
+    if (STORE_MIGRATIONS.every((m) => executed.has(m.name))) return [];
     try {
-      const done = await umzugFor(connection, STORE_MIGRATIONS).up();
+      const done = await (await umzugFor(connection, STORE_MIGRATIONS)).up();
       return done.map((m) => m.name);
     } catch (error) {
       const cause = (error as { cause?: unknown }).cause ?? error;

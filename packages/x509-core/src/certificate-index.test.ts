@@ -1,0 +1,81 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { readCertificateIndex } from './certificate-index.js';
+import { certificateIndexFields, LazyCertificate } from './lazy-certificate.js';
+import { parseCertificate } from './parse-certificate.js';
+import { decodePemBlocks } from './pem.js';
+import { makeCertificate, prepareKeys, testKey } from './test-support/fixtures.js';
+
+/** cfssl_trust data, used in place: the `shared/` folder beside the repository (CI), or /work/shared. */
+const TRUST = [process.env.CERTSMITH_TRUST_DIR, fileURLToPath(new URL('../../../../shared/trust', import.meta.url)), '/work/shared/trust'].find(
+  (dir): dir is string => typeof dir === 'string' && existsSync(dir),
+) as string;
+
+const hex = (bytes: Uint8Array | null): string | null => (bytes === null ? null : Buffer.from(bytes).toString('hex'));
+
+beforeAll(() => prepareKeys(['p256']));
+
+describe('readCertificateIndex', () => {
+  it('reads the same index fields and SPKI as the full parse for every cfssl_trust certificate', () => {
+    let count = 0;
+    for (const file of ['ca-bundle.crt', 'int-bundle.crt']) {
+      for (const block of decodePemBlocks(readFileSync(`${TRUST}/${file}`, 'utf8'))) {
+        const full = parseCertificate(block.bytes);
+        const index = readCertificateIndex(block.bytes);
+        const expected = certificateIndexFields(full);
+        expect({
+          subject: hex(index.subjectDer),
+          issuer: hex(index.issuerDer),
+          ski: hex(index.subjectKeyId),
+          aki: hex(index.authorityKeyId),
+          signature: hex(index.signature),
+          spki: hex(index.spki),
+        }).toEqual({
+          subject: hex(expected.subjectDer),
+          issuer: hex(expected.issuerDer),
+          ski: hex(expected.subjectKeyId),
+          aki: hex(expected.authorityKeyId),
+          signature: hex(expected.signature),
+          spki: hex(full.publicKey.spki),
+        });
+        count += 1;
+      }
+    }
+    expect(count).toBeGreaterThan(1_500);
+  });
+
+  it('returns views into the given bytes, no copies', () => {
+    const certificate = makeCertificate({ key: testKey('p256'), subject: '/CN=index.example', extensions: 'subjectKeyIdentifier = hash', digest: 'sha256' });
+    const index = readCertificateIndex(certificate.der);
+    expect(index.subjectDer.buffer).toBe(certificate.der.buffer);
+    expect(index.spki.buffer).toBe(certificate.der.buffer);
+  });
+
+  it.each([
+    ['trailing bytes after the certificate', (der: Uint8Array) => Buffer.concat([der, Buffer.of(0)])],
+    ['a truncated certificate', (der: Uint8Array) => der.subarray(0, der.length - 10)],
+    ['a private key instead of a certificate', () => testKey('p256').privateKey.export({ format: 'der', type: 'pkcs8' })],
+  ])('fails with 1003 for %s', (_what, mangle) => {
+    const certificate = makeCertificate({ key: testKey('p256'), subject: '/CN=bad.example', digest: 'sha256' });
+    expect(() => readCertificateIndex(new Uint8Array(mangle(certificate.der)))).toThrow(expect.objectContaining({ code: 1003 }));
+  });
+
+  it('fails with 1003 when the outer signature algorithm differs from the inner one, as the full parse does', () => {
+    const der = Buffer.from(makeCertificate({ key: testKey('p256'), subject: '/CN=alg.example', digest: 'sha256' }).der);
+    // ecdsa-with-SHA256 (…04 03 02) in the outer AlgorithmIdentifier, the last one in the DER: → SHA384.
+    der[der.lastIndexOf(Buffer.from('2a8648ce3d040302', 'hex')) + 7] = 0x03;
+    expect(() => parseCertificate(der)).toThrow(expect.objectContaining({ code: 1003 }));
+    expect(() => readCertificateIndex(der)).toThrow(expect.objectContaining({ code: 1003 }));
+  });
+
+  it('accepts contents it does not decode, which the full parse of a lazy certificate then refuses on first use', () => {
+    // A SAN extension whose value is not a GeneralNames SEQUENCE: structure fine, contents not.
+    const certificate = makeCertificate({ key: testKey('p256'), subject: '/CN=san.example', extensions: 'subjectAltName = DER:0101ff', digest: 'sha256' });
+    expect(() => parseCertificate(certificate.der)).toThrow(expect.objectContaining({ code: 1003 }));
+    const index = readCertificateIndex(certificate.der);
+    const lazy = LazyCertificate.fromIndex(certificate.der, index);
+    expect(lazy.subjectKeyId).toBe(index.subjectKeyId);
+    expect(() => lazy.subjectAltNames).toThrow(expect.objectContaining({ code: 1003 }));
+  });
+});
