@@ -29,7 +29,7 @@ import { setFlagsFromString } from 'node:v8';
 import { describeProblem, ecdsaKeyBackend, issuingWorkerInits } from '@certsmith/issuer';
 import type { SignerDirectory } from '@certsmith/issuer';
 import { createInlineTaskRunner, createWorkerPool } from '@certsmith/worker-pool';
-import type { TaskDefinition, WorkerPool } from '@certsmith/worker-pool';
+import type { PrestartedWorkers, TaskDefinition, WorkerPool } from '@certsmith/worker-pool';
 import { isCodedError } from '@certsmith/x509-core';
 import { VERSION } from './cli-program.js';
 import { ServerOptionError } from './errors.js';
@@ -54,6 +54,11 @@ export interface StartServerOptions extends ServerOptionsInput {
   operations?: readonly AnyOperation[];
   /** Environment for `env:` secrets of the config file and signer plugins (default `process.env`). */
   env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Worker threads started earlier (`prestartWorkers`, as the `certsmith` executable does): the pool
+   * takes them instead of starting its own. Threads it does not need are stopped.
+   */
+  prestartedWorkers?: PrestartedWorkers;
 }
 
 /** A running server. */
@@ -93,7 +98,7 @@ export interface RunningServer {
  */
 export async function startServer(input: StartServerOptions = {}): Promise<RunningServer> {
   turnOffPretenuring();
-  const { logger: givenLogger, operations: extraOperations, env, ...serverInput } = input;
+  const { logger: givenLogger, operations: extraOperations, env, prestartedWorkers, ...serverInput } = input;
   const options = await resolveServerOptions(serverInput);
   // TLS files are checked before anything else starts: a bad key is a usage error (exit 1).
   const tls = await loadApiTls(options);
@@ -193,6 +198,7 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
       maxQueue: options.maxQueue,
       init: issuingWorkerInits({ signers: registry.directory.entries, keyPool: options.keyPool, threads: options.workers }),
       ...(eventLoopTasks.length > 0 ? { callerThread: { maxTasks: EVENT_LOOP_TASKS, tasks: eventLoopTasks } } : {}),
+      ...(prestartedWorkers === undefined ? {} : { prestarted: prestartedWorkers }),
       onError: (error) => logger.error({ err: error }, 'worker pool error'),
     });
   } catch (error) {

@@ -7,6 +7,8 @@ export { resolveWorkerInits, runWorkerInits } from './worker-init.js';
 export type { InitWorker, ResolvedWorkerInit, WorkerInit } from './worker-init.js';
 export { createWorkerPool, defaultWorkerCount, workerEntryUrl, DEFAULT_MESSAGE_TIMEOUT_MS, DEFAULT_WORKER_YOUNG_GENERATION_MB } from './worker-pool.js';
 export type { CallerThreadOptions, WorkerPool, WorkerPoolOptions } from './worker-pool.js';
+export { PrestartedWorkers, prestartWorkers } from './prestarted-workers.js';
+export type { PrestartOptions } from './prestarted-workers.js';
 export { DEFAULT_MAX_TASKS_PER_MESSAGE, defaultMaxTasksPerMessage } from './batching.js';
 export { withoutEntryPointFlags, withoutResolveConditions, workerExecArgv } from './exec-argv.js';
 export {

@@ -15,6 +15,21 @@ export interface WorkerSetup {
   readonly heartbeatIntervalMs: number;
 }
 
+/**
+ * `workerData` of a thread started before its pool (`prestartWorkers`): it imports `preload`, then
+ * waits for a {@link SetupMessage}.
+ */
+export interface PrestartData {
+  readonly prestart: true;
+  readonly preload: readonly string[];
+}
+
+/** The pool's first message to a prestarted thread: what it would otherwise get as `workerData`. */
+export interface SetupMessage {
+  readonly type: 'setup';
+  readonly setup: WorkerSetup;
+}
+
 /** One task to run; `id` names it in the pool (for outcomes that come back late). */
 export interface TaskRequest {
   readonly id: number;

@@ -10,7 +10,18 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
 import { toErrorPayload } from '@certsmith/x509-core';
 import { WorkerInitError } from './errors.js';
-import type { BatchAnswerMessage, BatchMessage, HeartbeatMessage, InitFailedMessage, LateOutcomeMessage, ReadyMessage, TaskOutcome, WorkerSetup } from './protocol.js';
+import type {
+  BatchAnswerMessage,
+  BatchMessage,
+  HeartbeatMessage,
+  InitFailedMessage,
+  LateOutcomeMessage,
+  PrestartData,
+  ReadyMessage,
+  SetupMessage,
+  TaskOutcome,
+  WorkerSetup,
+} from './protocol.js';
 import { TaskExecutor } from './task-execution.js';
 import { runWorkerInits } from './worker-init.js';
 
@@ -66,4 +77,18 @@ function cloneableOutcome(outcome: TaskOutcome): TaskOutcome {
   }
 }
 
-if (parentPort !== null) await main(parentPort, workerData as WorkerSetup);
+/**
+ * The setup of a thread started before its pool: it imports what its tasks will need while it
+ * waits for the pool's {@link SetupMessage}. A module that fails to import is reported by the task
+ * that needs it, not here.
+ */
+async function adoptedSetup(port: MessagePort, data: PrestartData): Promise<WorkerSetup> {
+  const setup = new Promise<WorkerSetup>((resolve) => port.once('message', (message: SetupMessage) => resolve(message.setup)));
+  await Promise.all(data.preload.map(async (module) => await import(module).catch(() => undefined)));
+  return await setup;
+}
+
+if (parentPort !== null) {
+  const data = workerData as WorkerSetup | PrestartData;
+  await main(parentPort, 'prestart' in data ? await adoptedSetup(parentPort, data) : data);
+}

@@ -8,7 +8,7 @@ import { Worker } from 'node:worker_threads';
 import { WorkerInitError, WorkerStartError } from './errors.js';
 import { OwedTasks } from './pooled-task.js';
 import type { PooledTask } from './pooled-task.js';
-import type { BatchMessage, TaskOutcome, TaskRequest, WorkerMessage, WorkerSetup } from './protocol.js';
+import type { BatchMessage, SetupMessage, TaskOutcome, TaskRequest, WorkerMessage, WorkerSetup } from './protocol.js';
 
 /** What a {@link WorkerHandle} reports to its pool. */
 export interface WorkerHandleEvents {
@@ -57,14 +57,18 @@ export class WorkerHandle {
   private failure: Error | undefined = undefined;
   private referenced = false;
 
-  constructor(start: WorkerStart, events: WorkerHandleEvents) {
-    this.worker = new Worker(start.filename, {
-      workerData: start.setup,
-      execArgv: [...start.execArgv],
-      // A small young generation: tasks make short-lived garbage, and V8's default would keep more
-      // RSS committed per worker for no speed-up (see docs/performance.md#small-young-generations).
-      resourceLimits: { maxYoungGenerationSizeMb: start.maxYoungGenerationSizeMb },
-    });
+  /** @param prestarted a thread started as `start` says before the pool existed (`prestartWorkers`): it gets its setup now */
+  constructor(start: WorkerStart, events: WorkerHandleEvents, prestarted?: Worker) {
+    if (prestarted !== undefined) prestarted.postMessage({ type: 'setup', setup: start.setup } satisfies SetupMessage);
+    this.worker =
+      prestarted ??
+      new Worker(start.filename, {
+        workerData: start.setup,
+        execArgv: [...start.execArgv],
+        // A small young generation: tasks make short-lived garbage, and V8's default would keep more
+        // RSS committed per worker for no speed-up (see docs/performance.md#small-young-generations).
+        resourceLimits: { maxYoungGenerationSizeMb: start.maxYoungGenerationSizeMb },
+      });
     // An idle worker does not keep the process alive; the pool references it while tasks are pending.
     this.worker.unref();
     this.worker.on('message', (message: WorkerMessage) => {

@@ -5,7 +5,6 @@
  * ADR 0001 (docs/adr/0001-worker-pool.md).
  */
 import { existsSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { fromErrorPayload } from '@certsmith/x509-core';
@@ -25,6 +24,10 @@ import type { WorkerStart } from './worker-handle.js';
 import { resolveWorkerInits } from './worker-init.js';
 import type { WorkerInit } from './worker-init.js';
 import { WorkerSet, within } from './worker-set.js';
+import { DEFAULT_WORKER_YOUNG_GENERATION_MB, defaultWorkerCount, workerEntryUrl } from './worker-defaults.js';
+import type { PrestartedWorkers } from './prestarted-workers.js';
+
+export { DEFAULT_WORKER_YOUNG_GENERATION_MB, defaultWorkerCount, workerEntryUrl };
 
 /** Options of {@link createWorkerPool}. */
 export interface WorkerPoolOptions {
@@ -79,6 +82,11 @@ export interface WorkerPoolOptions {
    * busy; default: never. See {@link CallerThreadOptions}.
    */
   callerThread?: CallerThreadOptions;
+  /**
+   * Threads started earlier with the pool's settings (`prestartWorkers`): the pool takes them
+   * instead of starting its own (as many as it needs; the others are stopped).
+   */
+  prestarted?: PrestartedWorkers;
 }
 
 /**
@@ -98,21 +106,8 @@ export interface CallerThreadOptions {
 /** Default {@link WorkerPoolOptions.messageTimeoutMs}. */
 export const DEFAULT_MESSAGE_TIMEOUT_MS = 15_000;
 
-/** Default young generation limit of each worker thread, MiB (semi-spaces of 4 MiB). */
-export const DEFAULT_WORKER_YOUNG_GENERATION_MB = 12;
-
 /** Longest `close()` waits for the pool's first workers to finish starting before stopping them. */
 const STARTING_WORKERS_WAIT_MS = 5_000;
-
-/**
- * Default {@link WorkerPoolOptions.size}: one worker per CPU but one, at least one. The event loop
- * needs a core of its own (it parses and answers every request, and hands work to the workers);
- * with as many workers as CPUs the busy threads contend for the cores, and each worker holds its
- * own trust data (see docs/performance.md#one-worker-per-core-but-one).
- */
-export function defaultWorkerCount(): number {
-  return Math.max(1, availableParallelism() - 1);
-}
 
 /** A running pool. */
 export interface WorkerPool extends TaskRunner {
@@ -131,14 +126,6 @@ export interface WorkerPool extends TaskRunner {
    * rejects when a worker cannot start. Tasks run before that wait in the queue.
    */
   ready(): Promise<void>;
-}
-
-/**
- * Location of the worker entry. Always the built `dist/worker-entry.js`: under vitest this module is
- * `src/worker-pool.ts`, and {@link resolveBuiltModule} maps the sibling source to it.
- */
-export function workerEntryUrl(): string {
-  return resolveBuiltModule(new URL(import.meta.url.endsWith('.ts') ? './worker-entry.ts' : './worker-entry.js', import.meta.url).href);
 }
 
 /**
@@ -204,7 +191,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       for (const item of [...owed, ...queue]) fail(item, error);
     },
     report: onError,
-  });
+  }, options.prestarted);
   const recovery = new Recovery({
     retryAfterSeconds,
     taskTimeoutMs,

@@ -8,6 +8,7 @@ import type { PooledTask } from './pooled-task.js';
 import type { TaskOutcome } from './protocol.js';
 import { WorkerHandle } from './worker-handle.js';
 import type { WorkerStart } from './worker-handle.js';
+import type { PrestartedWorkers } from './prestarted-workers.js';
 
 /** What the set reports to its pool. */
 export interface WorkerSetEvents {
@@ -53,6 +54,7 @@ export class WorkerSet {
     private readonly size: number,
     private readonly start: WorkerStart,
     private readonly events: WorkerSetEvents,
+    prestarted?: PrestartedWorkers,
   ) {
     this.ready = new Promise<void>((resolve, reject) => {
       this.markReady = resolve;
@@ -60,7 +62,9 @@ export class WorkerSet {
     });
     // Nobody may ever ask: an unobserved rejection must not end the process.
     this.ready.catch(() => undefined);
-    for (let index = 0; index < size; index += 1) this.startWorker();
+    for (let index = 0; index < size; index += 1) this.startWorker(prestarted);
+    // Threads started for a bigger pool, or otherwise (other flags): not needed.
+    void prestarted?.stop();
   }
 
   /** Whether a worker has become ready since the pool started. */
@@ -119,8 +123,10 @@ export class WorkerSet {
     await within(Promise.all(stopping.map((handle) => handle.gone)), EXIT_WAIT_MS);
   }
 
-  private startWorker(): void {
-    const handle = new WorkerHandle(this.start, {
+  private startWorker(prestarted?: PrestartedWorkers): void {
+    const handle = new WorkerHandle(
+      this.start,
+      {
       ready: (ready) => {
         this.proven = true;
         this.respawnDelayMs = 0;
@@ -135,7 +141,7 @@ export class WorkerSet {
       },
       late: (_handle, item, outcome) => this.events.late(item, outcome),
       exited: (gone, owed, cause) => this.exited(gone, owed, cause),
-    });
+    }, prestarted?.take(this.start));
     this.live.push(handle);
     this.threads.add(handle);
     if (this.referenced) handle.reference(true);
