@@ -8,6 +8,9 @@
 /** The files of a `BundleContextConfig`, by config key. */
 export type BundleContextFile = 'caBundleFile' | 'intBundleFile' | 'metadataFile';
 
+/** The trust file paths of a `BundleContextConfig` (what `readTrustSnapshot` reads). */
+export type TrustFilePaths = { readonly [file in BundleContextFile]?: string };
+
 /** Which configured file a load error came from (same thread only). */
 const failedFiles = new WeakMap<object, BundleContextFile>();
 

@@ -16,10 +16,9 @@ import type { PoolSnapshot } from '@certsmith/chain-builder';
 import { loadPlatforms } from '@certsmith/ubiquity-rules';
 import type { Platform } from '@certsmith/ubiquity-rules';
 import { parseCertificate } from '@certsmith/x509-core';
-import type { BundleContextConfig } from './bundle-context.js';
-import { taggedWithFile, type BundleContextFile } from './trust-files.js';
+import { taggedWithFile, type BundleContextFile, type TrustFilePaths } from './trust-files.js';
 
-/** The trust files of a {@link BundleContextConfig}, read and indexed: plain data (structured-clone safe). */
+/** The trust files of a `BundleContextConfig`, read and indexed: plain data (structured-clone safe). */
 export interface TrustSnapshot {
   /** `--ca-bundle`; `null` without one (the worker uses Node's root store). */
   readonly roots: PoolSnapshot | null;
@@ -34,7 +33,7 @@ export interface TrustSnapshot {
  * @throws the loaders' coded errors — 4001/4003 roots, 3001/3003 intermediates, platform metadata
  * errors — tagged with their file (`bundleContextFailedFile`)
  */
-export async function readTrustSnapshot(config: BundleContextConfig): Promise<TrustSnapshot> {
+export async function readTrustSnapshot(config: TrustFilePaths): Promise<TrustSnapshot> {
   const [roots, intermediates, platforms] = await Promise.all([
     config.caBundleFile ? taggedWithFile('caBundleFile', readPoolSnapshot(config.caBundleFile, 'roots')) : null,
     config.intBundleFile ? taggedWithFile('intBundleFile', readPoolSnapshot(config.intBundleFile, 'intermediates')) : null,
