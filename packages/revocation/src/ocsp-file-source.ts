@@ -27,6 +27,12 @@ export interface OcspFileSource extends OcspResponseSource {
   find(lookup: OcspLookup): PreparedOcspResponse | null;
 }
 
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /** Load a responses file (the text of `cfssl ocspdump` / `certsmith ocspdump`). */
 export function createOcspFileSource(text: string, options: OcspFileSourceOptions = {}): OcspFileSource {
   const bySerial = new Map<string, PreparedOcspResponse[]>();
@@ -56,12 +62,12 @@ export function createOcspFileSource(text: string, options: OcspFileSourceOption
       const candidates = bySerial.get(lookup.serial);
       if (candidates === undefined) return null;
       const requestAlgorithm = lookup.certId.hashAlgorithm;
-      const requestKeyHash = hex(lookup.certId.issuerKeyHash);
       let undecided = false;
       for (const candidate of candidates) {
         const algorithm = candidate.single.certId.hashAlgorithm;
         if (algorithm === requestAlgorithm) {
-          if (candidate.issuerKeyHash === requestKeyHash) return candidate;
+          // Bytes, not hex: this runs for every request.
+          if (sameBytes(candidate.single.certId.issuerKeyHash, lookup.certId.issuerKeyHash)) return candidate;
         } else if (lookup.issuer !== null) {
           if (hex(lookup.issuer.hashes(algorithm).keyHash) === candidate.issuerKeyHash) return candidate;
         } else undecided = true;

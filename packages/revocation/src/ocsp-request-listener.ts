@@ -18,10 +18,16 @@ export interface OcspRequestListenerOptions {
 const MALFORMED = ocspErrorResponse('malformedRequest');
 const EMPTY = new Uint8Array(0);
 
-/** Write an answer in one go: headers with a Content-Length (no chunked framing) and the body. */
+/**
+ * Write an answer in one go: headers with a Content-Length (no chunked framing) and the body. A 304
+ * gets none: its Content-Length would have to be the 200's (RFC 9110 8.6), and it has no body.
+ */
 function send(response: ServerResponse, answer: OcspHttpResponse): void {
+  const headers: Record<string, string | number> = answer.headers;
   // writeHead sends the header block at once, so the length must be among the headers given to it.
-  response.writeHead(answer.status, { ...answer.headers, 'Content-Length': answer.body.byteLength });
+  // The responder builds a fresh headers object per answer, so adding to it is safe (no copy).
+  if (answer.status !== 304) headers['Content-Length'] = answer.body.byteLength;
+  response.writeHead(answer.status, headers);
   response.end(answer.body);
 }
 

@@ -282,6 +282,8 @@ describe('createOcspRequestListener', () => {
       const notModified = await fetch(`${server.url}/`, { method: 'POST', body: der, headers: { 'If-None-Match': post.headers.get('etag')! } });
       expect(notModified.status).toBe(304);
       expect(notModified.headers.get('etag')).toBe(post.headers.get('etag'));
+      // RFC 9110 8.6: a 304's Content-Length could only be the 200's; it carries none.
+      expect(notModified.headers.get('content-length')).toBeNull();
       const put = await fetch(`${server.url}/`, { method: 'PUT', body: der });
       expect(put.status).toBe(405);
       expect(put.headers.get('allow')).toBe('GET, POST');

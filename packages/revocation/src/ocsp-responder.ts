@@ -47,7 +47,7 @@ export interface OcspHttpRequest {
 /** The responder's answer. */
 export interface OcspHttpResponse {
   status: number;
-  /** Header names in canonical case. */
+  /** Header names in canonical case; a fresh object per answer, the caller's to add to. */
   headers: Record<string, string>;
   body: Uint8Array;
 }
@@ -179,7 +179,10 @@ export class OcspResponder {
     const lookup: OcspLookup = {
       certId,
       serial: decimalSerial(certId.serialNumber),
-      authorityKeyId: issuer !== null ? issuer.keyIdentifier : certId.hashAlgorithm === 'SHA1' ? hex(certId.issuerKeyHash) : null,
+      // Computed when a source asks (the store's does, a responses file's does not): hex per request adds up.
+      get authorityKeyId() {
+        return issuer !== null ? issuer.keyIdentifier : certId.hashAlgorithm === 'SHA1' ? hex(certId.issuerKeyHash) : null;
+      },
       issuer,
     };
 
