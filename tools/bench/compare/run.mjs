@@ -257,6 +257,8 @@ async function measureHealthUnderLoad(servers, clients, options) {
 /** The four load operations on one certsmith and one cfssl started with the full trust data. */
 async function measureLoadOperations({ ops, files, pki, workDir, options }) {
   const servers = {
+    // Like for like: cfssl serve here keeps no certdb, so certsmith records nothing either; what the
+    // store costs is the store-newcert cell's question (against cfssl serve -db-config).
     certsmith: await startServer({
       kind: 'certsmith',
       files,
@@ -264,6 +266,7 @@ async function measureLoadOperations({ ops, files, pki, workDir, options }) {
       repoRoot: REPO_ROOT,
       workers: options.workers,
       nodeArgs: options.nodeArgs,
+      extraArgs: ['--no-store'],
     }),
     cfssl: await startServer({ kind: 'cfssl', files, workDir, repoRoot: REPO_ROOT }),
   };
@@ -358,7 +361,7 @@ async function measureKeyPool({ files, workDir, options }) {
         label: `${kind}-key-pool`,
         workers: kind === 'certsmith' ? options.workers : undefined,
         nodeArgs: kind === 'certsmith' ? options.nodeArgs : undefined,
-        extraArgs: kind === 'certsmith' ? ['--key-pool', flag] : [],
+        extraArgs: kind === 'certsmith' ? ['--key-pool', flag, '--no-store'] : [],
       });
       started.push({ key: kind, server, client: createClient(server.url, { connections: 1 }) });
     }
