@@ -14,6 +14,7 @@ import type { Scratch, Server } from './fixtures-issue.js';
 import { killAllCertsmith } from './helpers/certsmith-process.js';
 import { startPostgresCluster } from './helpers/postgres.js';
 import type { PostgresCluster } from './helpers/postgres.js';
+import { within } from './helpers/within.js';
 
 const pki = new TestPki();
 const ca = pki.root({ O: 'certsmith e2e', CN: 'instances CA' }, { key: 'ecdsa-p256', keyLabel: 'inst-ca' });
@@ -40,16 +41,6 @@ async function crlOf(server: Server, name: string): Promise<{ number: bigint; li
   const text = await openssl(['crl', '-inform', 'DER', '-in', name, '-CAfile', 'ca.pem', '-noout', '-text']);
   expect(text).toContain('verify OK');
   return { number: BigInt(/CRL Number: \n\s*(\d+)/.exec(text)![1]!), listsLeaf: text.includes(leaf.serialHex.toUpperCase().replace(/^0+(?=..)/, '')) };
-}
-
-/** Poll `check` every 100 ms; the elapsed time once it holds, failing past `timeoutMs`. */
-async function within(timeoutMs: number, check: () => Promise<boolean>): Promise<number> {
-  const started = Date.now();
-  while (!(await check())) {
-    if (Date.now() - started > timeoutMs) throw new Error(`not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return Date.now() - started;
 }
 
 beforeAll(async () => {

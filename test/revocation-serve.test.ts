@@ -22,6 +22,7 @@ import { authenticatedRequest, createScratch, post, startServer } from './fixtur
 import type { Scratch, Server } from './fixtures-issue.js';
 import { CLI_PATH, killAllCertsmith, spawnCertsmith } from './helpers/certsmith-process.js';
 import { findFreePort, waitForPort } from './peers/free-port.js';
+import { within } from './helpers/within.js';
 
 const AUTH_KEY = '0123456789abcdef0123456789abcdef';
 const pki = new TestPki();
@@ -63,16 +64,6 @@ async function certadd(certificate: TestCertificate, url = server.url): Promise<
     pem: certificate.pem,
   });
   expect(reply.envelope.errors).toEqual([]);
-}
-
-/** Poll `check` every 100 ms, at most `timeoutMs`; resolves with the elapsed time. */
-async function within(timeoutMs: number, check: () => Promise<boolean>): Promise<number> {
-  const started = Date.now();
-  while (!(await check())) {
-    if (Date.now() - started > timeoutMs) throw new Error(`not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return Date.now() - started;
 }
 
 beforeAll(async () => {

@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { killChildren } from './child-processes.js';
 
 /** The built CLI (`npm test` builds before running tests). */
 export const CLI_PATH = fileURLToPath(new URL('../../apps/server/dist/cli.js', import.meta.url));
@@ -110,20 +111,7 @@ export async function startCertsmith(args: readonly string[], timeoutMs = 20_000
 
 /** Kill every child still running (SIGKILL) and wait for them, bounded. For `afterAll`. */
 export async function killAllCertsmith(): Promise<void> {
-  const pending = [...children].map(
-    (child) =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        const timer = setTimeout(resolve, 5000);
-        child.once('exit', () => {
-          clearTimeout(timer);
-          resolve();
-        });
-        child.kill('SIGKILL');
-      }),
-  );
-  await Promise.all(pending);
-  children.clear();
+  await killChildren(children);
 }
 
 /** Parse a JSON log line, or `null` for other lines (like the human `listening` line). */

@@ -9,6 +9,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { waitForPort } from '../peers/free-port.js';
+import { killChildren } from './child-processes.js';
 
 /** The haproxy program: on PATH, else Debian's /usr/sbin (not on every user's PATH). */
 function haproxyProgram(): string {
@@ -110,19 +111,5 @@ export async function startHaproxy(config: string, configFile: string, frontendP
 
 /** Stop every HAProxy still running (SIGKILL), bounded. For `afterAll`. */
 export async function stopAllHaproxy(): Promise<void> {
-  await Promise.all(
-    [...children].map(
-      (child) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          const timer = setTimeout(resolve, 5000);
-          child.once('exit', () => {
-            clearTimeout(timer);
-            resolve();
-          });
-          child.kill('SIGKILL');
-        }),
-    ),
-  );
-  children.clear();
+  await killChildren(children);
 }
