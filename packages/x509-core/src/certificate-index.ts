@@ -12,7 +12,8 @@
  * their RFC 5280 form — but the contents it skips are not: a certificate this accepts can still fail
  * `parseCertificate` (e.g. a malformed name string or an unparsable SAN extension).
  */
-import { DerReader, readBitString, readOctetString, readSmallInteger } from './der-reader.js';
+import { openCertificate } from './certificate-opening.js';
+import { DerReader, readOctetString } from './der-reader.js';
 import { CertificateParseError, DerDecodeError } from './errors.js';
 import type { CertificateIndexFields } from './lazy-certificate.js';
 
@@ -37,29 +38,7 @@ function sameBytes(bytes: Uint8Array, a: number, b: number, length: number): boo
 }
 
 function readIndex(der: Uint8Array): CertificateIndex {
-  const top = new DerReader(der);
-  const certElement = top.expect(0x30, 'Certificate');
-  top.finish('Certificate');
-  const cert = top.enter(certElement);
-  const tbsElement = cert.expect(0x30, 'TBSCertificate');
-  const outerAlgorithm = cert.expect(0x30, 'signatureAlgorithm');
-  const signature = readBitString(der, cert.expect(0x03, 'signatureValue'));
-  cert.finish('Certificate');
-
-  const tbs = cert.enter(tbsElement);
-  const versionElement = tbs.optional(0xa0);
-  if (versionElement) {
-    const inner = tbs.enter(versionElement);
-    const raw = readSmallInteger(der, inner.expect(0x02, 'version'));
-    inner.finish('version');
-    if (raw < 0 || raw > 2) throw new DerDecodeError(`invalid certificate version ${raw + 1}`, versionElement.start);
-  }
-  tbs.expect(0x02, 'serialNumber');
-  const innerAlgorithm = tbs.expect(0x30, 'signature');
-  const algorithmLength = innerAlgorithm.end - innerAlgorithm.start;
-  if (algorithmLength !== outerAlgorithm.end - outerAlgorithm.start || !sameBytes(der, innerAlgorithm.start, outerAlgorithm.start, algorithmLength)) {
-    throw new DerDecodeError("inner and outer signature algorithm identifiers don't match", innerAlgorithm.start);
-  }
+  const { tbs, signature } = openCertificate(der);
   const issuer = tbs.expect(0x30, 'issuer');
   tbs.expect(0x30, 'validity');
   const subject = tbs.expect(0x30, 'subject');

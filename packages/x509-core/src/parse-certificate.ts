@@ -6,7 +6,8 @@
  */
 import type { Certificate, CertificateExtension } from './certificate-model.js';
 import { readSignatureAlgorithm } from './algorithm-identifier.js';
-import { DerReader, readBitString, readIntegerBytes, readSmallInteger, readTime } from './der-reader.js';
+import { openCertificate } from './certificate-opening.js';
+import { DerReader, readIntegerBytes, readTime } from './der-reader.js';
 import { readDistinguishedName } from './distinguished-name.js';
 import { CertificateDecodeError, CertificateParseError, DerDecodeError } from './errors.js';
 import { emptyExtensionFacts, readExtensions } from './extensions.js';
@@ -30,39 +31,8 @@ function ownedBytes(der: Uint8Array): Uint8Array {
 }
 
 function decodeCertificate(der: Uint8Array): Certificate {
-  const top = new DerReader(der);
-  const certElement = top.expect(0x30, 'Certificate');
-  top.finish('Certificate');
-  const cert = top.enter(certElement);
-  const tbsElement = cert.expect(0x30, 'TBSCertificate');
-  const outerAlgorithm = cert.expect(0x30, 'signatureAlgorithm');
-  const signature = readBitString(der, cert.expect(0x03, 'signatureValue'));
-  cert.finish('Certificate');
-
-  const tbs = cert.enter(tbsElement);
-  let version = 1;
-  const versionElement = tbs.optional(0xa0);
-  if (versionElement) {
-    const inner = tbs.enter(versionElement);
-    const raw = readSmallInteger(der, inner.expect(0x02, 'version'));
-    inner.finish('version');
-    // RFC 5280 4.1.2.1: v1(0), v2(1), v3(2).
-    if (raw < 0 || raw > 2) throw new DerDecodeError(`invalid certificate version ${raw + 1}`, versionElement.start);
-    version = raw + 1;
-  }
-  const serialElement = tbs.expect(0x02, 'serialNumber');
+  const { cert, tbsElement, tbs, outerAlgorithm, signature, version, serialElement } = openCertificate(der);
   const serial = readIntegerBytes(der, serialElement);
-  const innerAlgorithm = tbs.expect(0x30, 'signature');
-  // RFC 5280 4.1.1.2: the two AlgorithmIdentifiers MUST be identical; Go compares their bytes.
-  const innerLength = innerAlgorithm.end - innerAlgorithm.start;
-  if (innerLength !== outerAlgorithm.end - outerAlgorithm.start) {
-    throw new DerDecodeError("inner and outer signature algorithm identifiers don't match", innerAlgorithm.start);
-  }
-  for (let i = 0; i < innerLength; i++) {
-    if (der[innerAlgorithm.start + i] !== der[outerAlgorithm.start + i]) {
-      throw new DerDecodeError("inner and outer signature algorithm identifiers don't match", innerAlgorithm.start);
-    }
-  }
   const issuer = readDistinguishedName(der, tbs.expect(0x30, 'issuer'), tbs);
   const validity = tbs.sequence('validity');
   const notBefore = readTime(der, validity.read());
