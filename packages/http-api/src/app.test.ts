@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import { CertificateDecodeError } from '@certsmith/x509-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { codedFailureTask, gateTask, plainFailureTask } from '../test-fixtures/test-tasks.mjs';
+import { codedFailureTask, gateTask, plainFailureTask } from '../../worker-pool/test-fixtures/test-tasks.mjs';
 import { createApp } from './app.js';
 import type { AppOptions } from './app.js';
 import { closeHttpServer, createHttpServer, listen } from './http-server.js';
