@@ -1,6 +1,7 @@
 /**
- * A node:http request listener around an {@link OcspResponder}: what `certsmith ocspserve` listens
- * with (Koa mounts the responder through its own middleware). Bodies are capped — an OCSP request is
+ * A node:http request listener around an {@link OcspResponder}, for embedding the responder in a
+ * node:http server (`certsmith ocspserve` uses `@certsmith/http1-server` instead, for speed; Koa
+ * mounts the responder through its own middleware in `serve`). Bodies are capped — an OCSP request is
  * a few hundred bytes, and CFSSL's unbounded read lets a client make the responder buffer anything —
  * and a request over the cap is answered malformedRequest without reading further.
  */

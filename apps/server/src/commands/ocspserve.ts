@@ -121,7 +121,7 @@ export function registerOcspserveCommand(program: Command, io: Partial<CommandIo
       const responder = new OcspResponder({ source, issuers, path: flags.path, onError: (error) => reporter.warn(`lookup failed: ${(error as Error).message}`) });
       let server;
       try {
-        server = await startOcspHttpServer(responder, flags.address, flags.port);
+        server = await startOcspHttpServer(responder, { host: flags.address, port: flags.port });
       } catch (error) {
         await store?.close();
         throw error;

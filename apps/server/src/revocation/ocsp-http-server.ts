@@ -1,63 +1,67 @@
 /**
- * A stand-alone OCSP responder on node:http (what `certsmith ocspserve` runs): the
- * transport-independent `OcspResponder` behind `createOcspRequestListener` (bodies capped at 64 KiB),
- * with the same connection limits as `serve` — request line and headers within 10 s, the whole
- * request within 20 s, at most 1024 connections, idle keep-alive connections closed after 65 s (past
- * the 60 s of common load balancers) — and a graceful close.
+ * A stand-alone OCSP responder (what `certsmith ocspserve` runs): the transport-independent
+ * `OcspResponder` behind `@certsmith/http1-server` — node:net, not node:http, for the answer rate
+ * (docs/performance.md, "The OCSP responder against `cfssl ocspserve`") — with the limits `serve`
+ * has: request line and headers within 10 s, a body within 20 s, at most 1024 connections, idle
+ * keep-alive connections closed after 65 s (past the 60 s of common load balancers), 64 KiB bodies,
+ * and a graceful close.
  */
-import { createServer } from 'node:http';
-import type { Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import type { Http1Handler, Http1ListenTarget, Http1Server } from '@certsmith/http1-server';
+import { createHttp1Server } from '@certsmith/http1-server';
 import type { OcspResponder } from '@certsmith/revocation';
-import { createOcspRequestListener } from '@certsmith/revocation';
+
+/** Connection limits of a responder (each defaults as in `serve`). */
+export interface OcspHttpLimits {
+  headersTimeoutMs?: number;
+  bodyTimeoutMs?: number;
+  keepAliveTimeoutMs?: number;
+  maxConnections?: number;
+  /** Called with a responder failure that escaped it (answered 500). */
+  onError?: (error: unknown) => void;
+}
 
 /** A listening responder. */
 export interface OcspHttpServer {
   /** `http://127.0.0.1:8888` (the port actually bound). */
   readonly url: string;
   readonly port: number;
+  /** The listening socket, for a responder thread to share (`listen({ fd })`); `null` once closed. */
+  readonly fd: number | null;
   /** Stop accepting, let in-flight requests finish (up to `timeoutMs`, default 5 s), then resolve. */
   close(timeoutMs?: number): Promise<void>;
 }
 
-/** Listen with `responder` on `address`:`port` (0 = any free port). */
-export async function startOcspHttpServer(responder: OcspResponder, address: string, port: number): Promise<OcspHttpServer> {
-  const server: Server = createServer(
-    { keepAliveTimeout: 65_000, headersTimeout: 10_000, requestTimeout: 20_000 },
-    createOcspRequestListener(responder),
-  );
-  server.maxConnections = 1024;
-  const sockets = new Set<Socket>();
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, address, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const bound = server.address() as AddressInfo;
+/** Largest OCSP request body read: a request is a few hundred bytes (CFSSL reads without a bound). */
+export const OCSP_MAX_BODY_BYTES = 64 * 1024;
+
+/** The HTTP handler of a responder: the request as the responder sees it, its answer as is. */
+export function ocspHttpHandler(responder: OcspResponder): Http1Handler {
+  return (request) => responder.handle({ method: request.method, path: request.target, headers: request.headers, body: request.body });
+}
+
+function urlOf(bound: AddressInfo): string {
   const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
-  let closing: Promise<void> | null = null;
+  return `http://${host}:${bound.port}`;
+}
+
+/** Listen with `responder` on `target` (`{ port, host }`, port 0 = any free port, or a shared `{ fd }`). */
+export async function startOcspHttpServer(responder: OcspResponder, target: Http1ListenTarget, limits: OcspHttpLimits = {}): Promise<OcspHttpServer> {
+  const server: Http1Server = createHttp1Server(ocspHttpHandler(responder), {
+    maxBodyBytes: OCSP_MAX_BODY_BYTES,
+    headersTimeoutMs: limits.headersTimeoutMs,
+    bodyTimeoutMs: limits.bodyTimeoutMs,
+    keepAliveTimeoutMs: limits.keepAliveTimeoutMs,
+    maxConnections: limits.maxConnections,
+    onHandlerError: limits.onError,
+  });
+  const bound = await server.listen(target);
   return {
-    url: `http://${host}:${bound.port}`,
+    url: urlOf(bound),
     port: bound.port,
-    close(timeoutMs = 5_000) {
-      closing ??= new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          for (const socket of sockets) socket.destroy();
-        }, timeoutMs);
-        timer.unref();
-        server.close(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-        server.closeIdleConnections();
-      });
-      return closing;
+    get fd() {
+      return server.fd;
     },
+    close: (timeoutMs) => server.close(timeoutMs),
   };
 }
