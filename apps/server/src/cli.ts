@@ -17,6 +17,8 @@
  */
 import { prestartWorkers } from '@certsmith/worker-pool/prestart';
 import type { ServerOptionsInput } from './server-options.js';
+import type { TrustSnapshot } from '@certsmith/bundler';
+import { guessTrustFiles, prestartServeStore, readServeFlags } from './serve-prestart.js';
 
 /**
  * The packages the worker threads of `serve` take their tasks and init hooks from (bundling,
@@ -33,9 +35,21 @@ const SERVE_WORKER_PACKAGES = [
 ];
 
 // `serve` starts its worker threads first, before this thread imports the server (≈0.4 s on a
-// 2-core AMD EPYC): both then load at once, on two cores (docs/performance.md, start-up). The other
-// commands import only what they need.
-const prestarted = process.argv[2] === 'serve' ? prestartWorkers({ preload: SERVE_WORKER_PACKAGES.map((name) => import.meta.resolve(name)) }) : undefined;
+// 2-core AMD EPYC): both then load at once, on two cores (docs/performance.md, start-up). The first
+// worker then reads the trust files the command line names, and the store the command line names
+// starts opening as soon as the store's own modules are loaded: the server uses both when its
+// resolved options name the same files and store (serve-prestart.ts). The other commands import
+// only what they need.
+const serveFlags = process.argv[2] === 'serve' ? readServeFlags(process.argv.slice(3)) : undefined;
+const trustFiles = serveFlags === undefined ? undefined : guessTrustFiles(serveFlags);
+const prestarted =
+  serveFlags === undefined
+    ? undefined
+    : prestartWorkers({
+        preload: SERVE_WORKER_PACKAGES.map((name) => import.meta.resolve(name)),
+        ...(trustFiles === undefined ? {} : { task: { module: import.meta.resolve('@certsmith/bundler'), name: 'bundle.read-trust', input: trustFiles } }),
+      });
+const prestartedStore = serveFlags === undefined ? undefined : prestartServeStore(serveFlags).catch(() => undefined);
 const [{ isCodedError }, { createProgram }, { startupExitCode }, { startServer }] = await Promise.all([
   import('@certsmith/x509-core'),
   import('./cli-program.js'),
@@ -52,7 +66,14 @@ async function serve(input: ServerOptionsInput): Promise<void> {
   });
   let server;
   try {
-    server = await startServer(prestarted === undefined ? input : { ...input, prestartedWorkers: prestarted });
+    const store = await prestartedStore;
+    const trustSnapshot = prestarted?.taskResult;
+    server = await startServer({
+      ...input,
+      ...(prestarted === undefined ? {} : { prestartedWorkers: prestarted }),
+      ...(store === undefined ? {} : { prestartedStore: store }),
+      ...(trustFiles === undefined || trustSnapshot === undefined ? {} : { prestartedTrust: { files: trustFiles, snapshot: trustSnapshot as Promise<TrustSnapshot> } }),
+    });
   } catch (error) {
     const code = isCodedError(error) ? ` (code ${error.code})` : '';
     process.stderr.write(`certsmith: ${error instanceof Error ? error.message : String(error)}${code}\n`);

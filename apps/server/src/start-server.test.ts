@@ -5,7 +5,9 @@ import { createLogger, defineOperation } from '@certsmith/http-api';
 import { TestPki } from '@certsmith/test-pki';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer } from './start-server.js';
-import type { RunningServer } from './start-server.js';
+import type { RunningServer, StartServerOptions } from './start-server.js';
+import { readTrustSnapshot } from '@certsmith/bundler';
+import { prestartStore } from '@certsmith/cert-store';
 
 describe('startServer', () => {
   let dir: string;
@@ -95,6 +97,57 @@ describe('startServer', () => {
       code: 4001,
       flag: '--ca-bundle',
     });
+  });
+
+  it('builds its pools from trust files read earlier only when they are its own files, and reads a failed reading again', async () => {
+    const pki = new TestPki({ now: new Date() });
+    const one = join(dir, 'one-root.pem');
+    await writeFile(one, pki.root('Prestart Root A').pem);
+    const two = join(dir, 'two-roots.pem');
+    await writeFile(two, `${pki.root('Prestart Root B').pem}\n${pki.root('Prestart Root C').pem}`);
+    const snapshotOfTwo = readTrustSnapshot({ caBundleFile: two });
+    const loaded = async (prestartedTrust: StartServerOptions['prestartedTrust']): Promise<unknown> => {
+      const logged: Record<string, unknown>[] = [];
+      const logger = createLogger({ level: 'info', destination: { write: (line: string) => void logged.push(JSON.parse(line) as Record<string, unknown>) } });
+      const running = await startServer({ port: 0, workers: 1, dataDir: join(dir, 'data'), caBundleFile: one, logger, ...(prestartedTrust === undefined ? {} : { prestartedTrust }) });
+      await running.close();
+      return logged.find((line) => line['msg'] === 'trust files loaded')?.['trust'];
+    };
+    // Taken when the files are the server's (here a snapshot of other contents, to tell).
+    await expect(loaded({ files: { caBundleFile: one }, snapshot: snapshotOfTwo })).resolves.toMatchObject({ roots: 2 });
+    // Not taken for other files.
+    await expect(loaded({ files: { caBundleFile: two }, snapshot: snapshotOfTwo })).resolves.toMatchObject({ roots: 1 });
+    await expect(loaded({ files: { caBundleFile: one, intBundleFile: two }, snapshot: snapshotOfTwo })).resolves.toMatchObject({ roots: 1 });
+    // A reading that failed is done again, and a broken file is reported as without it.
+    await expect(loaded({ files: { caBundleFile: one }, snapshot: Promise.reject(new Error('thread gone')) })).resolves.toMatchObject({ roots: 1 });
+    await expect(
+      startServer({ port: 0, workers: 1, dataDir: join(dir, 'data'), caBundleFile: join(dir, 'missing.pem'), prestartedTrust: { files: { caBundleFile: join(dir, 'missing.pem') }, snapshot: Promise.reject(new Error('no file')) } }),
+    ).rejects.toMatchObject({ code: 4001, flag: '--ca-bundle' });
+  });
+
+  it('takes a store opened earlier when it is the store its options name, and closes it otherwise', async () => {
+    const dataDir = join(dir, 'prestarted-store');
+    const first = await startServer({ port: 0, workers: 1, dataDir, logger: createLogger({ level: 'silent' }) });
+    await first.close();
+    const config = { driver: 'sqlite3' as const, dataSource: join(dataDir, 'certs.db') };
+    const prestarted = prestartStore(config, { migrations: 'apply' });
+    const running = await startServer({ port: 0, workers: 1, dataDir, logger: createLogger({ level: 'silent' }), prestartedStore: prestarted });
+    try {
+      await expect(prestarted.take(config, 'apply')).resolves.toBeNull();
+      expect(await (await fetch(`${running.url}/api/v1/cfssl/health`)).json()).toMatchObject({ result: { store: { healthy: true, driver: 'sqlite3' } } });
+    } finally {
+      await running.close();
+    }
+    await expect(running.store!.ping()).rejects.toThrow();
+    // --no-store: the guess is closed, start-up goes on without a store.
+    const unused = prestartStore(config, { migrations: 'apply' });
+    const storeless = await startServer({ port: 0, workers: 1, dataDir, store: { enabled: false }, logger: createLogger({ level: 'silent' }), prestartedStore: unused });
+    try {
+      expect(storeless.store).toBeNull();
+      await expect(unused.take(config, 'apply')).resolves.toBeNull();
+    } finally {
+      await storeless.close();
+    }
   });
 
   it('starts with a trust certificate that indexes but does not parse in full, and reports it after listening', async () => {

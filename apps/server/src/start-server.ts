@@ -3,6 +3,7 @@
  * listen, and give back a handle that shuts everything down gracefully.
  */
 import { mkdir, readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import {
   TlsConfigError,
   checkTlsConfig,
@@ -21,7 +22,7 @@ import {
   METRICS_PATH,
 } from '@certsmith/http-api';
 import type { AnyOperation, ApiTlsConfig, Logger, RawRoute, ServerMetrics, TlsConfigField } from '@certsmith/http-api';
-import type { Store } from '@certsmith/cert-store';
+import type { PrestartedStore, Store } from '@certsmith/cert-store';
 import type { Server } from 'node:http';
 import { bundleContextConfig, bundleContextFailedFile, bundlePrepareTask, bundleWarmUpTask, checkTrustSnapshot, prepareBundleWorkers, readTrustSnapshot, warmUpBundleWorkers } from '@certsmith/bundler';
 import type { TrustSnapshot } from '@certsmith/bundler';
@@ -59,7 +60,23 @@ export interface StartServerOptions extends ServerOptionsInput {
    * takes them instead of starting its own. Threads it does not need are stopped.
    */
   prestartedWorkers?: PrestartedWorkers;
+  /**
+   * The certificate store opened earlier from a guess (`prestartStore`, as the `certsmith`
+   * executable does for the default store): used when it is the store these options resolve to,
+   * closed otherwise.
+   */
+  prestartedStore?: PrestartedStore;
+  /**
+   * The trust files read and indexed earlier (as the `certsmith` executable has its first worker do
+   * while this thread loads the server): used when `files` are the files these options name (as
+   * absolute paths); otherwise, or when that reading failed, this thread reads them itself (and
+   * reports a broken file as it always does).
+   */
+  prestartedTrust?: { files: TrustFilePaths; snapshot: Promise<TrustSnapshot> };
 }
+
+/** The trust files of a server, by option name. */
+type TrustFilePaths = Partial<Record<keyof typeof TRUST_FILE_FLAGS, string>>;
 
 /** A running server. */
 export interface RunningServer {
@@ -97,8 +114,20 @@ export interface RunningServer {
  * created here, on the main thread.
  */
 export async function startServer(input: StartServerOptions = {}): Promise<RunningServer> {
+  try {
+    return await start(input);
+  } finally {
+    // Taken by the store's opening when it was the store asked for (then this does nothing);
+    // otherwise, and when start-up stopped before the store, it must not stay open.
+    await input.prestartedStore?.close();
+  }
+}
+
+async function start(input: StartServerOptions): Promise<RunningServer> {
   turnOffPretenuring();
-  const { logger: givenLogger, operations: extraOperations, env, prestartedWorkers, ...serverInput } = input;
+  const { logger: givenLogger, operations: extraOperations, env, prestartedWorkers, prestartedStore, prestartedTrust, ...serverInput } = input;
+  // Used (and its failure handled) only once the options are known to name the same files.
+  prestartedTrust?.snapshot.catch(() => undefined);
   const options = await resolveServerOptions(serverInput);
   // TLS files are checked before anything else starts: a bad key is a usage error (exit 1).
   const tls = await loadApiTls(options);
@@ -120,14 +149,14 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
   }
   // The trust files are read and indexed now, while the store's thread starts (this thread would
   // wait for it idle); a file that fails is reported with the bundle warm-up below, in its turn.
-  const trustReading = hasTrustFiles && !options.disable.includes('bundle') ? readTrustSnapshot(bundleContextConfig(options)) : null;
+  const trustReading = hasTrustFiles && !options.disable.includes('bundle') ? readTrust(bundleContextConfig(options), prestartedTrust) : null;
   trustReading?.catch(() => undefined);
   // The certificate store before the signers: a database that cannot be reached stops start-up
   // before an HSM session is opened.
   const plan = storeSettings(options.store, config.store, options.dataDir);
   let opened: OpenedStore | null = null;
   if (plan.enabled) {
-    opened = await openServerStore(plan);
+    opened = await openServerStore(plan, prestartedStore);
     logger.info({ store: { driver: opened.config.driver, location: opened.location, from: plan.source, migrations: plan.migrations } }, 'certificate store opened');
   } else {
     logger.warn({ store: false, why: plan.why }, 'no certificate store: issued certificates are not recorded');
@@ -403,6 +432,29 @@ async function warmUpTrust(
     platforms: options.metadataFile !== undefined ? outcome.platforms : null,
   };
   return { summary, snapshot };
+}
+
+/**
+ * Read and index the trust files `files` names, or take `prestarted`'s snapshot when it was read
+ * from the same files (paths compared resolved). A prestarted reading that failed is done again
+ * here, so a broken file is reported exactly as without it.
+ */
+async function readTrust(files: TrustFilePaths, prestarted: StartServerOptions['prestartedTrust']): Promise<TrustSnapshot> {
+  const same =
+    prestarted !== undefined &&
+    (Object.keys(TRUST_FILE_FLAGS) as (keyof TrustFilePaths)[]).every((key) => optionalPath(prestarted.files[key]) === optionalPath(files[key]));
+  if (same) {
+    try {
+      return await prestarted.snapshot;
+    } catch {
+      // Read again below: its error names the file and carries the loader's code.
+    }
+  }
+  return await readTrustSnapshot(files);
+}
+
+function optionalPath(path: string | undefined): string | undefined {
+  return path === undefined ? undefined : resolve(path);
 }
 
 /** Parse every pool certificate of `snapshot` in full (`checkTrustSnapshot`) and log what does not parse. */

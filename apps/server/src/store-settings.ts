@@ -17,13 +17,14 @@
  * config file.
  */
 import { readFile } from 'node:fs/promises';
-import { isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { parseDbConfig } from '@certsmith/cert-store';
 import type { DbConfig, MigrationMode } from '@certsmith/cert-store';
 import { parseGoDuration } from '@certsmith/issuer';
 import { ErrorCode } from '@certsmith/x509-core';
 import type { ConfigReport } from '@certsmith/issuer';
 import { ServerOptionError } from './errors.js';
+import { defaultDbConfig } from './data-dir.js';
 
 /** The store flags of `serve` (all optional: unset ones fall back to the config file, then the defaults). */
 export interface StoreFlags {
@@ -63,8 +64,7 @@ export type StoreSettings =
       tidyBufferMs: number;
     };
 
-/** The SQLite file of the default store, in the data directory. */
-export const DEFAULT_STORE_FILE = 'certs.db';
+export { DEFAULT_STORE_FILE, defaultDbConfig } from './data-dir.js';
 /** Default `--tidy-interval`: one hour. */
 export const DEFAULT_TIDY_INTERVAL_MS = 60 * 60 * 1000;
 /** Default `--tidy-buffer`: 72 hours (the store's default). */
@@ -246,11 +246,6 @@ export function storeSettings(flags: StoreFlags, section: StoreConfigSection, da
     return { ...common, dbConfig: section.dbConfig, source };
   }
   return { ...common, dbConfig: { inline: defaultDbConfig(dataDir) }, source: 'default' };
-}
-
-/** The default store: SQLite in `<data-dir>/certs.db`. */
-export function defaultDbConfig(dataDir: string): DbConfig {
-  return { driver: 'sqlite3', dataSource: join(dataDir, DEFAULT_STORE_FILE) };
 }
 
 /**

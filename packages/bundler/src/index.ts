@@ -21,6 +21,7 @@ export type { BundleTaskInput } from './bundle-task.js';
 export { bundlePrepareTask, bundleWarmUpTask, prepareBundleWorkers, warmUpBundleWorkers } from './warm-up-task.js';
 export type { BundleWarmUpInput, BundleWarmUpOutcome } from './warm-up-task.js';
 export { checkTrustSnapshot, readTrustSnapshot } from './trust-snapshot.js';
+export { readTrustTask } from './read-trust-task.js';
 export type { CheckTrustSnapshotOptions, TrustSnapshot, TrustSnapshotProblem } from './trust-snapshot.js';
 export {
   CERTINFO_DIAL_TIMEOUT_MS,

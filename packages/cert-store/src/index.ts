@@ -5,6 +5,7 @@
 export type { Store } from './store.js';
 export { openStore, migrateStore, checkStore } from './open-store.js';
 export type { OpenStoreOptions, SqliteStoreOptions } from './open-store.js';
+export { PrestartedStore, prestartStore } from './prestarted-store.js';
 export type { PostgresStoreOptions } from './postgres/postgres-store.js';
 export { parseDbConfig, loadDbConfigFile } from './db-config.js';
 export type { DbConfig, StoreDriver } from './db-config.js';

@@ -31,6 +31,30 @@ describe('prestartWorkers', () => {
     }
   });
 
+  it('run a task on the first thread once it has imported its modules, and answer with its result', async () => {
+    const module = new URL('../test-fixtures/prestart-tasks.mjs', import.meta.url).href;
+    const prestarted = prestartWorkers({ count: 2, preload, task: { module, name: 'test.double', input: 21 } });
+    try {
+      await expect(prestarted.taskResult).resolves.toEqual({ doubled: 42, preloaded: true });
+    } finally {
+      await prestarted.stop();
+    }
+    const failing = prestartWorkers({ count: 1, preload, task: { module, name: 'test.prestart-failure', input: undefined } });
+    try {
+      await expect(failing.taskResult).rejects.toThrow('no trust here');
+    } finally {
+      await failing.stop();
+    }
+    expect(prestartWorkers({ count: 0, task: { module, name: 'test.double', input: 1 } }).taskResult).toBeUndefined();
+  });
+
+  it('give a task whose thread is stopped before it answers an error, not a hang', async () => {
+    const module = new URL('../test-fixtures/prestart-tasks.mjs', import.meta.url).href;
+    const prestarted = prestartWorkers({ count: 1, preload, task: { module, name: 'test.double', input: 1 } });
+    await prestarted.stop();
+    await expect(prestarted.taskResult).rejects.toThrow();
+  });
+
   it('stop when asked while no pool took them', async () => {
     const prestarted = prestartWorkers({ count: 1, preload });
     await prestarted.stop();

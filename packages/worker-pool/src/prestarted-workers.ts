@@ -9,9 +9,10 @@
  *
  * This module is imported before everything else by the `certsmith` executable: it must stay light.
  */
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker } from 'node:worker_threads';
+import type { MessagePort } from 'node:worker_threads';
 import { workerExecArgv } from './exec-argv.js';
-import type { PrestartData } from './protocol.js';
+import type { PrestartData, TaskOutcome } from './protocol.js';
 import { DEFAULT_WORKER_YOUNG_GENERATION_MB, defaultWorkerCount, workerEntryUrl } from './worker-defaults.js';
 import { fileURLToPath } from 'node:url';
 
@@ -26,6 +27,13 @@ export interface PrestartOptions {
   preload?: readonly string[];
   /** As the pool's option; default {@link DEFAULT_WORKER_YOUNG_GENERATION_MB}. */
   maxYoungGenerationSizeMb?: number;
+  /**
+   * A task the first thread runs once it has imported `preload`, before a pool takes it — work the
+   * caller would otherwise do on its own thread while that thread is busy loading: `module` (URL or
+   * specifier) exports the task's definition named `name`. Its result is
+   * {@link PrestartedWorkers.taskResult}.
+   */
+  task?: { module: string; name: string; input: unknown };
 }
 
 /** How a thread was started: a pool takes it only when it would start its own threads the same way. */
@@ -39,14 +47,24 @@ interface StartSettings {
 export class PrestartedWorkers {
   readonly #settings: StartSettings;
   #waiting: Worker[] = [];
+  /** The result of {@link PrestartOptions.task}, when one was given. */
+  readonly taskResult: Promise<unknown> | undefined;
 
   /** @internal use {@link prestartWorkers} */
-  constructor(settings: StartSettings, count: number, preload: readonly string[]) {
+  constructor(settings: StartSettings, count: number, preload: readonly string[], task?: PrestartOptions['task']) {
     this.#settings = settings;
     const data: PrestartData = { prestart: true, preload: [...preload] };
+    let taskPort: MessagePort | undefined;
+    if (task !== undefined && count > 0) {
+      const channel = new MessageChannel();
+      taskPort = channel.port2;
+      this.taskResult = taskResult(channel.port1);
+    }
     for (let index = 0; index < count; index += 1) {
+      const withTask = index === 0 && taskPort !== undefined && task !== undefined ? { data: { ...data, task: { ...task, port: taskPort } }, transferList: [taskPort] } : { data };
       const worker = new Worker(settings.filename, {
-        workerData: data,
+        workerData: withTask.data satisfies PrestartData,
+        ...('transferList' in withTask ? { transferList: withTask.transferList } : {}),
         execArgv: [...settings.execArgv],
         resourceLimits: { maxYoungGenerationSizeMb: settings.maxYoungGenerationSizeMb },
       });
@@ -87,6 +105,28 @@ export class PrestartedWorkers {
 }
 
 /**
+ * The outcome a prestarted thread posts on `port`: its result, or the task's error; an error too
+ * when the thread goes away without answering (the port closes).
+ */
+function taskResult(port: MessagePort): Promise<unknown> {
+  const result = new Promise<unknown>((resolve, reject) => {
+    port.once('message', (outcome: TaskOutcome) => {
+      port.close();
+      if (outcome.ok) resolve(outcome.result);
+      // A plain error (x509-core's rebuilt ones would make this module heavy to import): the
+      // caller decides what a failed task means, e.g. doing the work itself, which reports its own.
+      else reject(Object.assign(new Error(outcome.error.message), { code: outcome.error.code }));
+    });
+    port.once('close', () => reject(new Error('the prestarted worker ended before its task answered')));
+  });
+  // Waiting for the answer must not keep the process alive, and an answer nobody asks for is not
+  // an unhandled rejection.
+  port.unref();
+  result.catch(() => undefined);
+  return result;
+}
+
+/**
  * Start worker threads for a pool that will be created later (see the module comment); give them to
  * it as {@link WorkerPoolOptions.prestarted}. Threads no pool takes are stopped when the pool is
  * created, or with {@link PrestartedWorkers.stop}.
@@ -97,5 +137,5 @@ export function prestartWorkers(options: PrestartOptions = {}): PrestartedWorker
     execArgv: workerExecArgv(process.execArgv),
     maxYoungGenerationSizeMb: options.maxYoungGenerationSizeMb ?? DEFAULT_WORKER_YOUNG_GENERATION_MB,
   };
-  return new PrestartedWorkers(settings, options.count ?? defaultWorkerCount(), options.preload ?? []);
+  return new PrestartedWorkers(settings, options.count ?? defaultWorkerCount(), options.preload ?? [], options.task);
 }

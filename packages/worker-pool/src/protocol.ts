@@ -3,6 +3,7 @@
  * own `parentPort`. Plain data only: they cross threads by structured clone.
  */
 import type { ErrorPayload } from '@certsmith/x509-core';
+import type { MessagePort } from 'node:worker_threads';
 import type { ResolvedWorkerInit } from './worker-init.js';
 
 /** `workerData` of every worker. */
@@ -22,6 +23,18 @@ export interface WorkerSetup {
 export interface PrestartData {
   readonly prestart: true;
   readonly preload: readonly string[];
+  /** A task to run once `preload` is imported, its outcome posted on `task.port` (first thread only). */
+  readonly task?: PrestartTaskData;
+}
+
+/** The task a prestarted thread runs while it waits for its pool (`PrestartOptions.task`). */
+export interface PrestartTaskData {
+  /** URL or specifier of a module that exports the task's definition. */
+  readonly module: string;
+  readonly name: string;
+  readonly input: unknown;
+  /** Where the thread posts the task's {@link TaskOutcome} (its own channel: not the pool's). */
+  readonly port: MessagePort;
 }
 
 /** The pool's first message to a prestarted thread: what it would otherwise get as `workerData`. */

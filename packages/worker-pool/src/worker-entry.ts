@@ -17,12 +17,15 @@ import type {
   InitFailedMessage,
   LateOutcomeMessage,
   PrestartData,
+  PrestartTaskData,
   ReadyMessage,
   SetupMessage,
   TaskOutcome,
   WorkerSetup,
 } from './protocol.js';
 import { TaskExecutor } from './task-execution.js';
+import { isTaskDefinition } from './task.js';
+import type { TaskDefinition } from './task.js';
 import { runWorkerInits } from './worker-init.js';
 
 const HEARTBEAT: HeartbeatMessage = { type: 'heartbeat' };
@@ -85,7 +88,27 @@ function cloneableOutcome(outcome: TaskOutcome): TaskOutcome {
 async function adoptedSetup(port: MessagePort, data: PrestartData): Promise<WorkerSetup> {
   const setup = new Promise<WorkerSetup>((resolve) => port.once('message', (message: SetupMessage) => resolve(message.setup)));
   await Promise.all(data.preload.map(async (module) => await import(module).catch(() => undefined)));
+  if (data.task !== undefined) await runPrestartTask(data.task);
   return await setup;
+}
+
+/** Run the task a prestarted thread was given and post its outcome on the task's own port. */
+async function runPrestartTask(task: PrestartTaskData): Promise<void> {
+  let outcome: TaskOutcome;
+  try {
+    const exports = (await import(task.module)) as Record<string, unknown>;
+    const definition = Object.values(exports).find((value): value is TaskDefinition => isTaskDefinition(value) && value.name === task.name);
+    if (definition === undefined) throw new Error(`module ${task.module} does not export a task named "${task.name}"`);
+    outcome = { ok: true, result: await definition.run(task.input) };
+  } catch (error) {
+    outcome = { ok: false, error: toErrorPayload(error) };
+  }
+  try {
+    task.port.postMessage(outcome);
+  } catch (error) {
+    task.port.postMessage({ ok: false, error: toErrorPayload(error) } satisfies TaskOutcome);
+  }
+  task.port.close();
 }
 
 if (parentPort !== null) {
