@@ -8,18 +8,22 @@
  *
  * `-ca` (certsmith) names the CA certificates answered for: SHA-256/384/512 CertIDs are then found
  * too, and store lookups use the CA's key identifier rather than the request's SHA-1 key hash.
+ * `--workers N` answers in N processes on one socket (default: one per CPU, at most 8, as CFSSL's Go
+ * runtime uses every core); `--workers 1` answers in this process. The connection limits are
+ * `serve`'s: `--headers-timeout`, `--body-timeout`, `--keep-alive-timeout`, `--max-connections`.
  * Behaviour differences from CFSSL (GMT dates, paths other than `/` working, `//` never redirected,
  * URL-safe base64, weak `If-None-Match`) are `@certsmith/revocation`'s responder's.
  */
 import { readFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { loadDbConfigFile, openStore } from '@certsmith/cert-store';
-import type { Store } from '@certsmith/cert-store';
-import type { OcspResponseSource } from '@certsmith/revocation';
-import { OcspResponder, createOcspFileSource, createOcspIssuer, createStoreOcspSource } from '@certsmith/revocation';
+import { loadDbConfigFile } from '@certsmith/cert-store';
+import { createOcspFileSource } from '@certsmith/revocation';
 import { CertsmithError, ErrorCode, parseCertificates } from '@certsmith/x509-core';
-import { startOcspHttpServer } from '../revocation/ocsp-http-server.js';
+import type { OcspResponderPlan } from '../revocation/ocsp-responder-runtime.js';
+import { startOcspResponder } from '../revocation/ocsp-responder-runtime.js';
+import { startOcspWorkers } from '../revocation/ocsp-worker-cluster.js';
 import { integerFlag } from '../revocation/flag-parsers.js';
 import type { CommandIo, Verbosity } from './common.js';
 import { UsageError, createReporter, readInput, resolveIo, runAction, withLogLevel } from './common.js';
@@ -31,7 +35,20 @@ interface OcspserveFlags {
   dbConfig?: string;
   path: string;
   ca?: string;
+  workers?: number;
+  headersTimeout?: number;
+  bodyTimeout?: number;
+  keepAliveTimeout?: number;
+  maxConnections?: number;
   loglevel?: Verbosity;
+}
+
+/** Largest timeout flag: one hour (they exist to be short), as `serve`'s. */
+const MAX_TIMEOUT_MS = 3_600_000;
+
+/** Worker processes by default: one per CPU, at most 8. */
+export function defaultOcspWorkers(): number {
+  return Math.min(8, availableParallelism());
 }
 
 /** How the command waits for its stop signal; injectable for tests. */
@@ -44,7 +61,7 @@ const EXAMPLES = `
 Examples:
   certsmith ocspdump -db-config db.json > responses.txt
   certsmith ocspserve -responses responses.txt -port 8889
-  certsmith ocspserve -db-config db.json -ca ca.pem -path /ocsp -address 0.0.0.0
+  certsmith ocspserve -db-config db.json -ca ca.pem -path /ocsp -address 0.0.0.0 --workers 4
   openssl ocsp -issuer ca.pem -cert www.pem -url http://127.0.0.1:8889 -CAfile ca.pem
 
 Exit codes: 0 stopped by a signal, 1 usage error, 2 failure ({"code":N,"message":"…"} on stderr).`;
@@ -77,6 +94,11 @@ export function registerOcspserveCommand(program: Command, io: Partial<CommandIo
     .option('--db-config <file>', 'CFSSL db-config file: answer from the store\'s ocsp_responses')
     .option('--path <path>', 'path the responder is served at (GET requests carry the request after it)', '/')
     .option('--ca <file>', 'CA certificates answered for (PEM, several allowed): enables SHA-2 CertIDs')
+    .option('--workers <n>', `processes answering on the one socket; 1 answers in this process (default: one per CPU, at most 8)`, integerFlag(1, 64))
+    .option('--headers-timeout <ms>', 'time a client has to send the request line and headers, else 408 and close (default: 10000)', integerFlag(1, MAX_TIMEOUT_MS))
+    .option('--body-timeout <ms>', 'time a client has to send the request body once its headers are in, else 408 and close (default: 20000)', integerFlag(1, MAX_TIMEOUT_MS))
+    .option('--keep-alive-timeout <ms>', 'idle keep-alive connections are closed after this (default: 65000)', integerFlag(1, MAX_TIMEOUT_MS))
+    .option('--max-connections <n>', 'most connections open at once per worker process; more are closed as soon as they are accepted (default: 1024)', integerFlag(1, 1_000_000))
     .allowExcessArguments(false)
     .addHelpText('after', EXAMPLES);
   withLogLevel(command);
@@ -84,21 +106,25 @@ export function registerOcspserveCommand(program: Command, io: Partial<CommandIo
     runAction(command, resolved, async (flags: OcspserveFlags) => {
       const reporter = createReporter(resolved, 'ocspserve', flags.loglevel);
       if (!flags.path.startsWith('/')) throw new UsageError(`--path must start with "/", got ${JSON.stringify(flags.path)}`);
-      const issuers = [];
+      let caPem: string | undefined;
       if (flags.ca !== undefined) {
-        const text = (await readInput(flags.ca, resolved, '--ca', ErrorCode.CertificateReadFailed)).toString('utf8');
+        caPem = (await readInput(flags.ca, resolved, '--ca', ErrorCode.CertificateReadFailed)).toString('utf8');
         let certificates;
         try {
-          certificates = parseCertificates(text);
+          certificates = parseCertificates(caPem);
         } catch (error) {
           throw new CertsmithError(ErrorCode.CertificateParseFailed, `--ca: ${(error as Error).message}`, { cause: error });
         }
         if (certificates.length === 0) throw new CertsmithError(ErrorCode.CertificateDecodeFailed, '--ca: no PEM certificate in the file');
-        issuers.push(...certificates.map((certificate) => createOcspIssuer(certificate)));
       }
 
-      let source: OcspResponseSource;
-      let store: Store | null = null;
+      const plan: OcspResponderPlan = {
+        path: flags.path,
+        host: flags.address,
+        port: flags.port,
+        limits: { headersTimeoutMs: flags.headersTimeout, bodyTimeoutMs: flags.bodyTimeout, keepAliveTimeoutMs: flags.keepAliveTimeout, maxConnections: flags.maxConnections },
+        ...(caPem === undefined ? {} : { caPem }),
+      };
       if (flags.responses !== undefined) {
         let text: string;
         try {
@@ -106,30 +132,22 @@ export function registerOcspserveCommand(program: Command, io: Partial<CommandIo
         } catch (cause) {
           throw new CertsmithError(ErrorCode.BadRequest, `unable to read response file (${(cause as NodeJS.ErrnoException).code ?? 'read error'})`, { cause });
         }
+        // Read once here: the warnings and the count once, whatever the number of workers.
         const file = createOcspFileSource(text, { onInvalid: (position, error) => reporter.warn(`response ${position} of ${flags.responses} skipped: ${error.message}`) });
         reporter.progress(`${file.size} responses loaded`);
-        source = file;
+        plan.responsesText = text;
       } else if (flags.dbConfig !== undefined) {
-        const config = await loadDbConfigFile(resolve(resolved.cwd(), flags.dbConfig));
-        // Read only: the schema is used as found (CFSSL's ocsp_responses table is enough).
-        store = await openStore(config, { migrations: 'off' });
-        source = createStoreOcspSource(store);
+        plan.dbConfig = await loadDbConfigFile(resolve(resolved.cwd(), flags.dbConfig));
       } else {
         throw new UsageError('no response file or db-config provided, please set the one of these using either -responses or -db-config flags');
       }
 
-      const responder = new OcspResponder({ source, issuers, path: flags.path, onError: (error) => reporter.warn(`lookup failed: ${(error as Error).message}`) });
-      let server;
-      try {
-        server = await startOcspHttpServer(responder, { host: flags.address, port: flags.port });
-      } catch (error) {
-        await store?.close();
-        throw error;
-      }
+      const workers = flags.workers ?? defaultOcspWorkers();
+      const warn = (message: string): void => reporter.warn(message);
+      const server = workers === 1 ? await startOcspResponder(plan, warn).then((running) => ({ url: running.server.url, close: () => running.close() })) : await startOcspWorkers(plan, workers, warn);
       resolved.stdout(`certsmith ocspserve listening on ${server.url}${flags.path === '/' ? '' : flags.path}\n`);
       await lifecycle.stopped();
       await server.close();
-      await store?.close();
     }),
   );
   return command;

@@ -164,7 +164,7 @@ describe('certsmith ocspserve', () => {
     await writeFile(join(dir, 'responses.txt'), `not-base64!\n${(JSON.parse(signed.out) as { ocspResponse: string }).ocspResponse}\n`);
     let listening: (url: string) => void = () => {};
     const url = new Promise<string>((resolve) => (listening = resolve));
-    const running = cli(['ocspserve', '--responses', 'responses.txt', '--port', '0', '--path', '/ocsp'], (text) => {
+    const running = cli(['ocspserve', '--responses', 'responses.txt', '--port', '0', '--path', '/ocsp', '--workers', '1'], (text) => {
       const match = /listening on (\S+)/.exec(text);
       if (match) listening(match[1]!);
     });
