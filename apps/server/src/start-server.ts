@@ -171,7 +171,9 @@ async function start(input: StartServerOptions): Promise<RunningServer> {
   // One registry per server instance, made before the signers so their lifecycle events (HSM
   // session recoveries) are counted from the start. Operations get signers whose calls are counted;
   // health probes go to the signers themselves.
-  const metrics = createServerMetrics({ version: VERSION });
+  // Node's default metrics are loaded after listening (`defaultMetricsTimer` below, or the first scrape):
+  // prom-client's default metrics bring ≈50 modules of OpenTelemetry with them.
+  const metrics = createServerMetrics({ version: VERSION, defaultMetrics: 'on-demand' });
   let registry;
   try {
     registry = await loadSignerRegistry({ options, config, logger, onSignerEvent: (event, signer) => metrics.observeSignerEvent(event, signer), ...(env ? { env } : {}) });
@@ -315,6 +317,11 @@ async function start(input: StartServerOptions): Promise<RunningServer> {
     trustCheck.unref();
   }
 
+  const defaultMetricsTimer = setTimeout(() => {
+    metrics.registerDefaultMetrics().catch((error: unknown) => logger.warn({ err: error }, 'loading the process metrics failed'));
+  }, DEFAULT_METRICS_DELAY_MS);
+  defaultMetricsTimer.unref();
+
   // Scheduled tidy: each instance runs its own (safe on a shared database, see scheduleTidy).
   const tidy: TidySchedule | null =
     opened !== null && plan.enabled && plan.tidyIntervalMs > 0
@@ -336,6 +343,7 @@ async function start(input: StartServerOptions): Promise<RunningServer> {
       closing ??= (async () => {
         shuttingDown = true;
         if (trustCheck !== null) clearTimeout(trustCheck);
+        clearTimeout(defaultMetricsTimer);
         logger.info({ timeoutMs: options.shutdownTimeoutMs }, 'shutting down');
         const finished = await closeHttpServer(httpServer, { timeoutMs: options.shutdownTimeoutMs });
         if (!finished) logger.warn('in-flight requests did not finish in time; connections were closed');
@@ -379,6 +387,12 @@ const EVENT_LOOP_TASK_NAMES: ReadonlySet<string> = new Set(['bundle', 'bundle.js
 function turnOffPretenuring(): void {
   setFlagsFromString('--no-allocation-site-pretenuring');
 }
+
+/**
+ * How long after listening the process metrics are loaded, unless a scrape asks for them first:
+ * like the trust check below, not among the first requests after start-up.
+ */
+const DEFAULT_METRICS_DELAY_MS = 1_000;
 
 /** How long after listening the full parse of the trust certificates starts (`reportTrustProblems`). */
 const TRUST_CHECK_DELAY_MS = 2_000;

@@ -49,6 +49,19 @@ describe('createServerMetrics', () => {
     expect(await a.render()).toContain('process_cpu_user_seconds_total');
   });
 
+  it('registers the default metrics on demand: when asked, or at the first scrape', async () => {
+    const asked = createServerMetrics({ defaultMetrics: 'on-demand' });
+    expect(asked.registry.getSingleMetric('process_cpu_user_seconds_total')).toBeUndefined();
+    await asked.registerDefaultMetrics();
+    await asked.registerDefaultMetrics();
+    expect(asked.registry.getSingleMetric('process_cpu_user_seconds_total')).toBeDefined();
+    const scraped = createServerMetrics({ defaultMetrics: 'on-demand' });
+    expect(await scraped.render()).toContain('process_cpu_user_seconds_total');
+    const none = createServerMetrics({ defaultMetrics: false });
+    await none.registerDefaultMetrics();
+    expect(await none.render()).not.toContain('process_cpu_user_seconds_total');
+  });
+
   it('reads the worker pool gauges at scrape time', async () => {
     const metrics = createServerMetrics({ defaultMetrics: false });
     const pool = { size: 4, maxQueue: 16, pending: 0 };

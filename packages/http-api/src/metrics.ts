@@ -16,7 +16,8 @@ import { performance } from 'node:perf_hooks';
 import type { Server } from 'node:http';
 import type { Signer, SignerEvent } from '@certsmith/signer-api';
 import { ErrorCode, isCodedError } from '@certsmith/x509-core';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Registry as PromRegistry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, loadCollectDefaultMetrics } from './prom-client-parts.js';
 import type { RawRoute, RequestObservation, RequestObserver } from './app.js';
 import { errorEnvelope, serializeEnvelope } from './envelope.js';
 import { ServiceUnavailableError } from './errors.js';
@@ -49,8 +50,13 @@ export interface WorkerPoolGaugeSource {
 
 /** Options of {@link createServerMetrics}. */
 export interface ServerMetricsOptions {
-  /** Also export prom-client's process and Node.js metrics (CPU, memory, event loop lag, GC); default true. */
-  defaultMetrics?: boolean;
+  /**
+   * Also export prom-client's process and Node.js metrics (CPU, memory, event loop lag, GC); default
+   * true. `'on-demand'`: registered by {@link ServerMetrics.registerDefaultMetrics} or by the first
+   * {@link ServerMetrics.render}, whichever comes first — a server calls it a little after it
+   * listens, so that loading them is not part of its start-up.
+   */
+  defaultMetrics?: boolean | 'on-demand';
   /** Value of the `version` label of `certsmith_build_info`. */
   version?: string;
 }
@@ -58,11 +64,16 @@ export interface ServerMetricsOptions {
 /** The metrics of one server. */
 export interface ServerMetrics extends RequestObserver {
   /** This server's registry. */
-  readonly registry: Registry;
+  readonly registry: PromRegistry;
   /** `Content-Type` of {@link ServerMetrics.render} (Prometheus text format 0.0.4). */
   readonly contentType: string;
   /** The exposition text. */
   render(): Promise<string>;
+  /**
+   * Register the default metrics now, when the options ask for them ({@link ServerMetricsOptions.defaultMetrics});
+   * resolves once they are registered. Idempotent.
+   */
+  registerDefaultMetrics(): Promise<void>;
   /** Export gauges for `pool`, read at scrape time. One pool per server. */
   watchWorkerPool(pool: WorkerPoolGaugeSource): void;
   /** A runner that counts and times the tasks `runner` runs (close is passed through). */
@@ -84,8 +95,15 @@ export interface ServerMetrics extends RequestObserver {
 
 /** Create the metrics of one server on a fresh registry. */
 export function createServerMetrics(options: ServerMetricsOptions = {}): ServerMetrics {
-  const registry = new Registry();
-  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  const registry: PromRegistry = new Registry();
+  const defaultMetrics = options.defaultMetrics ?? true;
+  let defaultsRegistered: Promise<void> | null = null;
+  const registerDefaultMetrics = (): Promise<void> => {
+    if (defaultMetrics === false) return Promise.resolve();
+    defaultsRegistered ??= loadCollectDefaultMetrics().then((collectDefaultMetrics) => collectDefaultMetrics({ register: registry }));
+    return defaultsRegistered;
+  };
+  if (defaultMetrics === true) registerDefaultMetrics().catch(() => undefined); // a failure shows in render()
   const registers = [registry];
 
   const buildInfo = new Gauge({
@@ -238,7 +256,11 @@ export function createServerMetrics(options: ServerMetricsOptions = {}): ServerM
   return {
     registry,
     contentType: registry.contentType,
-    render: () => registry.metrics(),
+    async render() {
+      await registerDefaultMetrics();
+      return await registry.metrics();
+    },
+    registerDefaultMetrics,
     observeRequest(observation: RequestObservation) {
       const method = KNOWN_METHODS.has(observation.method) ? observation.method : 'OTHER';
       const code = observation.status >= 400 && observation.code !== undefined ? String(observation.code) : '';

@@ -18,7 +18,7 @@
 import type { Store, TidyResult } from '@certsmith/cert-store';
 import type { Signer } from '@certsmith/signer-api';
 import { parseCertificate } from '@certsmith/x509-core';
-import { Counter, Gauge } from 'prom-client';
+import { Counter, Gauge } from '../prom-client-parts.js';
 import type { Registry } from 'prom-client';
 
 /** How long counts are reused before the store is asked again. */
