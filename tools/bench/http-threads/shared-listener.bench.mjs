@@ -3,7 +3,8 @@
  * whose request does `workUs` of CPU work on the thread that parsed it (as a bundle on the event-loop
  * lane does), run with one HTTP thread and with N threads that accept on the same listening socket
  * (worker threads listening on the main thread's socket descriptor, which Node 20 allows; Node 20
- * has no `reusePort`). Load: `wrk -t1 -c16`, like the compare harness's OCSP cell. Reports req/s,
+ * has no `reusePort`). A measuring device for what a second event loop gives, not a layout to ship:
+ * both handles own one descriptor and close it twice (ADR 0004, ADR 0005). Load: `wrk -t1 -c16`, like the compare harness's OCSP cell. Reports req/s,
  * p99, and the server's cores busy from /proc (user + system time over the run).
  *
  *   node tools/bench/http-threads/shared-listener.bench.mjs [seconds=3] [work µs list=0,50,100] [threads list=1,2]
