@@ -12,11 +12,12 @@
  * Certificates a remote CA signed (a forwarding `@certsmith/signer-multiroot`) never reach this
  * port: the issuer records only what it signs, and the CA that signs them records them.
  */
-import { serialToDecimal } from '@certsmith/cert-store';
+import { authorityKeyIdHex, serialToDecimal } from '@certsmith/cert-store';
 import type { IssuedOcspResponse, Store } from '@certsmith/cert-store';
-import type { IssuedCertificateRecord, RecordIssued } from '@certsmith/issuer';
+import type { RecordIssued } from '@certsmith/issuer';
 import type { CertificateStatusRecord, SignedOcspResponse } from '@certsmith/revocation';
-import { parseCertificate, toHex } from '@certsmith/x509-core';
+import { parseCertificate } from '@certsmith/x509-core';
+import type { Certificate } from '@certsmith/x509-core';
 
 /** Signs the OCSP response of a certificate being recorded (the revocation service's `signStatus`). */
 export interface IssuanceOcspSigner {
@@ -44,16 +45,17 @@ export function createIssuedRecorder(options: IssuedRecorderOptions): RecordIssu
     };
   }
   return async (issued) => {
-    const { serial, authorityKeyId } = rowKeyOf(issued);
+    // Parsed once: the row's key for the OCSP response, then the row itself from the same parse.
+    const certificate = parseCertificate(issued.certificateDer);
+    const { serial, authorityKeyId } = rowKeyOf(certificate);
     const signed = await ocsp.signStatus({ serial, authorityKeyId, status: 'good', reason: 0, revokedAt: null });
     const ocspResponse: IssuedOcspResponse | undefined = signed === null ? undefined : { body: signed.body, expiry: signed.expiry };
-    await store.recordCertificate({ certificate: issued.certificateDer, label: issued.label, ...(ocspResponse === undefined ? {} : { ocspResponse }) });
+    await store.recordCertificate({ certificate, label: issued.label, ...(ocspResponse === undefined ? {} : { ocspResponse }) });
     ocsp.recorded?.(serial, authorityKeyId);
   };
 }
 
 /** The store key of an issued certificate: CFSSL's decimal serial and lower-hex AKI. */
-function rowKeyOf(issued: IssuedCertificateRecord): { serial: string; authorityKeyId: string } {
-  const certificate = parseCertificate(issued.certificateDer);
-  return { serial: serialToDecimal(certificate.serialNumberHex), authorityKeyId: certificate.authorityKeyId === null ? '' : toHex(certificate.authorityKeyId) };
+function rowKeyOf(certificate: Certificate): { serial: string; authorityKeyId: string } {
+  return { serial: serialToDecimal(certificate.serialNumberHex), authorityKeyId: authorityKeyIdHex(certificate) };
 }

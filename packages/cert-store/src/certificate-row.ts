@@ -47,9 +47,10 @@ export function normaliseAuthorityKeyId(text: string): string {
   return text.toLowerCase().replaceAll(':', '');
 }
 
-/** Parse the one certificate of a PEM block or DER. */
-export function parseRecordedCertificate(certificate: string | Uint8Array): Certificate {
-  if (typeof certificate !== 'string') return parseCertificate(certificate);
+/** Parse the one certificate of a PEM block or DER; a certificate already parsed is taken as it is. */
+export function parseRecordedCertificate(certificate: string | Uint8Array | Certificate): Certificate {
+  if (certificate instanceof Uint8Array) return parseCertificate(certificate);
+  if (typeof certificate !== 'string') return certificate;
   const match = decodePemBlock(certificate);
   if (match === null) throw new CertificateDecodeError();
   return parseCertificate(match.block.bytes);

@@ -33,7 +33,7 @@ export type {
   WatchChangesOptions,
   ChangeSubscription,
 } from './model.js';
-export { serialToDecimal, normaliseAuthorityKeyId } from './certificate-row.js';
+export { authorityKeyIdHex, serialToDecimal, normaliseAuthorityKeyId } from './certificate-row.js';
 export { iterateCertificates, iterateOcspResponses } from './iterate.js';
 export { certificateRecordJson, formatGoTime } from './record-json.js';
 export type { CertificateRecordJson } from './record-json.js';

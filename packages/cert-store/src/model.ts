@@ -4,6 +4,7 @@
  * as strings exactly as stored, timestamps as `Date` (`null` for SQL NULL and for Go's zero time,
  * which CFSSL writes for "not revoked"), JSON columns parsed.
  */
+import type { Certificate } from '@certsmith/x509-core';
 
 /** Status values CFSSL uses: `good`, `revoked`, and `unknown` (only through certadd). */
 export type CertificateStatus = 'good' | 'revoked' | 'unknown';
@@ -68,8 +69,11 @@ export interface CertificateRowInput {
 
 /** What issuing records: the certificate it signed and the label it signed with. */
 export interface RecordCertificateInput {
-  /** The signed certificate: one PEM `CERTIFICATE` block or DER. */
-  certificate: string | Uint8Array;
+  /**
+   * The signed certificate: one PEM `CERTIFICATE` block, DER, or already parsed with
+   * `@certsmith/x509-core`'s `parseCertificate` (the caller has read it already: not parsed twice).
+   */
+  certificate: string | Uint8Array | Certificate;
   /** The sign request's label (`ca_label`); `''` when absent. */
   label?: string;
   /** The request's metadata map (CFSSL: always `null`, no API path sets it). */

@@ -356,6 +356,61 @@ const countIndex: StoreMigration = {
   },
 };
 
+/** The index of the rows whose status is not `good` (migration 6); listings by such a status name it in their WHERE. */
+export const NOT_GOOD_INDEX = 'certsmith_certificates_not_good_expiry';
+
+/**
+ * The names a row was indexed under, as `name` values for `DELETE … WHERE name IN (…)`: the same
+ * expressions as {@link sqliteNamesOf} (deterministic in the row's columns), so they find exactly the
+ * entries the insert or the last update wrote.
+ */
+function sqliteNameValuesOf(row: string): string {
+  return `
+    SELECT ${row}.common_name WHERE ${row}.common_name IS NOT NULL AND ${row}.common_name <> ''
+    UNION
+    SELECT j.value FROM json_each(CASE WHEN json_valid(CAST(${row}.sans AS TEXT)) THEN CAST(${row}.sans AS TEXT) ELSE '[]' END) AS j
+      WHERE j.type = 'text'`;
+}
+
+const LEANER_INDEXES_SQLITE = `
+DROP INDEX IF EXISTS certsmith_certificate_names_row;
+DROP TRIGGER IF EXISTS certsmith_names_after_update;
+DROP TRIGGER IF EXISTS certsmith_names_after_delete;
+CREATE TRIGGER certsmith_names_after_update AFTER UPDATE OF common_name, sans, serial_number, authority_key_identifier ON certificates BEGIN
+  DELETE FROM certsmith_certificate_names WHERE name IN (${sqliteNameValuesOf('OLD')})
+    AND serial_number = OLD.serial_number AND authority_key_identifier = OLD.authority_key_identifier;
+  INSERT OR IGNORE INTO certsmith_certificate_names (name, serial_number, authority_key_identifier) ${sqliteNamesOf('NEW')};
+END;
+CREATE TRIGGER certsmith_names_after_delete AFTER DELETE ON certificates BEGIN
+  DELETE FROM certsmith_certificate_names WHERE name IN (${sqliteNameValuesOf('OLD')})
+    AND serial_number = OLD.serial_number AND authority_key_identifier = OLD.authority_key_identifier;
+END;
+DROP INDEX IF EXISTS certsmith_certificates_status_expiry;
+CREATE INDEX IF NOT EXISTS ${NOT_GOOD_INDEX} ON certificates (status, expiry, serial_number, authority_key_identifier) WHERE status <> 'good';`;
+
+const LEANER_INDEXES_POSTGRES = `
+DROP INDEX IF EXISTS certsmith_certificates_status_expiry;
+CREATE INDEX IF NOT EXISTS ${NOT_GOOD_INDEX} ON certificates (status, expiry NULLS FIRST, serial_number, authority_key_identifier)
+  WHERE status <> 'good'::bytea;`;
+
+/**
+ * certsmith 6: fewer index entries written per recorded certificate. Serials are random, so every
+ * index keyed (or tie-broken) by serial puts each new certificate on a leaf of its own, which the
+ * commit writes anew (SQLite: a whole WAL frame; docs/store.md, "Recording at issuance").
+ * - The status index holds only rows whose status is not `good` (revoked, unknown): those are the
+ *   ones listed by status (the CRL, `--status revoked`); a list of `good` rows reads the expiry
+ *   index, where nearly every row is good. Issuing (always `good`) no longer writes it.
+ * - SQLite: the name table loses its index on (serial, AKI), which served only the triggers that
+ *   remove a row's names on update and delete; they now find them through the table's own key (name,
+ *   serial, AKI), with the names recomputed from the old row. Listing by name reads the key, as before.
+ */
+const leanerIndexes: StoreMigration = {
+  name: 'certsmith_006_leaner_indexes',
+  async up(connection) {
+    await connection.exec(connection.driver === 'sqlite3' ? LEANER_INDEXES_SQLITE : LEANER_INDEXES_POSTGRES);
+  },
+};
+
 /** Every migration, in the order they apply. */
 export const STORE_MIGRATIONS: readonly StoreMigration[] = [
   createCertificates,
@@ -365,6 +420,7 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = [
   certificateChanges,
   sqliteTextColumns,
   countIndex,
+  leanerIndexes,
 ];
 
 /** Columns CFSSL's accessor reads and writes (`certdb.CertificateRecord`, `certdb.OCSPRecord`). */

@@ -90,6 +90,7 @@ const ALL = [
   'certsmith_003_certificate_changes',
   'certsmith_004_sqlite_text_columns',
   'certsmith_005_label_status_index',
+  'certsmith_006_leaner_indexes',
 ];
 
 async function gooseRows(raw: RawDatabase): Promise<Array<[number, boolean]>> {

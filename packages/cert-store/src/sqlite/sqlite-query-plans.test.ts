@@ -30,8 +30,11 @@ async function plansOf(options: ListCertificatesOptions): Promise<string> {
 const cursorOf = async (options: ListCertificatesOptions): Promise<string> => {
   const db = new Database(':memory:');
   await migrateSchema(sqliteSchemaConnection(db));
-  db.exec(`INSERT INTO certificates (serial_number, authority_key_identifier, ca_label, status, expiry, pem)
-    VALUES ('1', 'aa', 'l', 'revoked', '2030-01-01 00:00:00+00:00', 'p'), ('2', 'aa', 'l', 'revoked', '2030-01-02 00:00:00+00:00', 'p')`);
+  const status = options.status ?? 'revoked';
+  db.prepare(
+    `INSERT INTO certificates (serial_number, authority_key_identifier, ca_label, status, expiry, pem)
+     VALUES ('1', 'aa', 'l', ?, '2030-01-01 00:00:00+00:00', 'p'), ('2', 'aa', 'l', ?, '2030-01-02 00:00:00+00:00', 'p')`,
+  ).run(status, status);
   const cursor = new SqliteOperations(db).listCertificates({ ...options, limit: 1 }).nextCursor!;
   db.close();
   return cursor;
@@ -42,7 +45,8 @@ describe('SqliteOperations.listCertificates query plans', () => {
     ['no filter', {}, 'certsmith_certificates_expiry'],
     ['an expiry window', { expiresAfter: new Date('2029-01-01T00:00:00Z'), expiresBefore: new Date('2031-01-01T00:00:00Z') }, 'certsmith_certificates_expiry'],
     ['a label', { label: 'l' }, 'certsmith_certificates_label_expiry'],
-    ['a status', { status: 'revoked' }, 'certsmith_certificates_status_expiry'],
+    ['a status other than good', { status: 'revoked' }, 'certsmith_certificates_not_good_expiry'],
+    ['status good (nearly every row)', { status: 'good' }, 'certsmith_certificates_expiry'],
   ];
   for (const [what, options, index] of indexed) {
     it(`reads ${index} in order for ${what}, without sorting`, async () => {
@@ -72,5 +76,28 @@ describe('SqliteOperations.listCertificates query plans', () => {
 
   it('finds names through the name index', async () => {
     expect(await plansOf({ name: 'a.example' })).toMatch(/certsmith_certificate_names/);
+  });
+});
+
+describe('the SQLite name table (migration certsmith_006)', () => {
+  const names = (db: Database.Database) =>
+    (db.prepare(`SELECT name, serial_number AS s FROM certsmith_certificate_names ORDER BY name, s`).all() as Array<{ name: string; s: string }>).map(
+      (row) => `${row.name}|${row.s}`,
+    );
+
+  it('has no index on (serial, AKI), and its triggers still keep it exact through updates and deletes', async () => {
+    const db = new Database(':memory:');
+    await migrateSchema(sqliteSchemaConnection(db));
+    expect(db.prepare(`SELECT name FROM sqlite_master WHERE name = 'certsmith_certificate_names_row'`).all()).toEqual([]);
+    db.exec(`INSERT INTO certificates (serial_number, authority_key_identifier, status, pem, common_name, sans)
+      VALUES ('1', 'aa', 'good', 'p', 'a.example', '["a.example","b.example"]'), ('2', 'aa', 'good', 'p', 'a.example', 'not json')`);
+    expect(names(db)).toEqual(['a.example|1', 'a.example|2', 'b.example|1']);
+    db.exec(`UPDATE certificates SET sans = '["c.example"]' WHERE serial_number = '1'`);
+    expect(names(db)).toEqual(['a.example|1', 'a.example|2', 'c.example|1']);
+    db.exec(`UPDATE certificates SET common_name = NULL WHERE serial_number = '2'`);
+    expect(names(db)).toEqual(['a.example|1', 'c.example|1']);
+    db.exec(`DELETE FROM certificates WHERE serial_number = '1'`);
+    expect(names(db)).toEqual([]);
+    db.close();
   });
 });

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../store.js';
+import { parseCertificate } from '@certsmith/x509-core';
 import { serialToDecimal } from '../certificate-row.js';
 import type { CertificateChange } from '../model.js';
 import { testIssuer } from './certificates.js';
@@ -62,6 +63,18 @@ export function describeStoreConformance(driver: string, open: StoreFactory): vo
         const leaf = issuer.leaf('der.example');
         const record = await store.recordCertificate({ certificate: leaf.der });
         expect((await store.getCertificate(record.serial, record.authorityKeyId))!.label).toBe('');
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('accepts a certificate the caller has already parsed, and stores it as that certificate', async () => {
+      const store = await open();
+      try {
+        const leaf = issuer.leaf('parsed.example', { dns: ['parsed.example'] });
+        const record = await store.recordCertificate({ certificate: parseCertificate(leaf.der), label: 'parsed' });
+        expect(record.serial).toBe(serialToDecimal(leaf.serialHex));
+        expect(await store.getCertificate(record.serial, issuer.akiHex)).toMatchObject({ label: 'parsed', pem: leaf.pem, sans: ['parsed.example'] });
       } finally {
         await store.close();
       }
