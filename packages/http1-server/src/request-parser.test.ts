@@ -166,3 +166,13 @@ describe('Http1RequestParser.phase', () => {
     expect(parser.phase).toBe('idle');
   });
 });
+
+describe('Http1RequestParser headers', () => {
+  it('drops a __proto__ field instead of setting the prototype of the headers', () => {
+    const [event] = parse('GET / HTTP/1.1\r\nHost: a\r\n__proto__: polluted\r\n\r\n');
+    expect(event).toMatchObject({ type: 'request' });
+    const headers = (event as { request: { headers: Record<string, string> } }).request.headers;
+    expect(Object.getPrototypeOf(headers)).toBe(Object.prototype);
+    expect(Object.keys(headers)).toEqual(['host']);
+  });
+});

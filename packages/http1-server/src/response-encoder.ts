@@ -59,8 +59,11 @@ export const CONTINUE_BYTES = Buffer.from('HTTP/1.1 100 Continue\r\n\r\n', 'lati
 /** Names the framing owns, by length first (a cheap filter before lower-casing). */
 const OWNED = new Set(['content-length', 'connection', 'transfer-encoding', 'keep-alive', 'date']);
 const OWNED_LENGTHS = new Set([...OWNED].map((name) => name.length));
-/** A field name or value that could split the head (header injection). */
-const LINE_BREAK = /[\r\n]/;
+/** True when a field name or value could split the head (header injection). */
+function hasLineBreak(text: string): boolean {
+  // Two indexOf calls are cheaper than a regex run on strings this short, twice per field per answer.
+  return text.indexOf('\n') !== -1 || text.indexOf('\r') !== -1;
+}
 
 /** Thrown for a handler answer that cannot be written safely (a bug in the handler). */
 export class InvalidResponseError extends Error {
@@ -98,7 +101,7 @@ export function encodeResponse(response: Http1Response, framing: ResponseFraming
   for (const name in headers) {
     if (OWNED_LENGTHS.has(name.length) && OWNED.has(name.toLowerCase())) continue;
     const value = headers[name]!;
-    if (LINE_BREAK.test(name) || LINE_BREAK.test(value)) throw new InvalidResponseError(`response field ${JSON.stringify(name)} contains a line break`);
+    if (hasLineBreak(name) || hasLineBreak(value)) throw new InvalidResponseError(`response field ${JSON.stringify(name)} contains a line break`);
     head += `${name}: ${value}\r\n`;
   }
   const noBody = bodiless(status);

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 
 import type { Certificate } from '@certsmith/x509-core';
-import { derNull, derOctetString, derOid, derSequence, derTlv, Tag, toHex } from '@certsmith/x509-core';
+import { derNull, derOctetString, derOid, derSequence, derTlv, Tag } from '@certsmith/x509-core';
 
 /** Hash algorithms of a CertID. */
 export type CertIdHashAlgorithm = 'SHA1' | 'SHA256' | 'SHA384' | 'SHA512';
@@ -71,5 +71,6 @@ export function encodeCertId(algorithm: CertIdHashAlgorithm, hashes: IssuerHashe
 
 /** Lower-case hex, the form CFSSL's store and lookups use for key hashes and AKIs. */
 export function hex(bytes: Uint8Array): string {
-  return toHex(bytes).toLowerCase();
+  // Native encoding: the responder computes these per request.
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
 }

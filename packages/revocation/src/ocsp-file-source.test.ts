@@ -44,6 +44,16 @@ function lookup(identity: OcspSigningIdentity, hashAlgorithm: CertIdHashAlgorith
 }
 
 describe('createOcspFileSource', () => {
+  it('finds a serial by its number, whatever redundant leading octets a request encodes it with', async () => {
+    const source = createOcspFileSource(formatOcspResponseFile([await response(byA, 'good')]));
+    const minimal = lookup(byA, 'SHA1');
+    expect(source.find(minimal)).not.toBeNull();
+    const padded = { ...minimal, certId: { ...minimal.certId, serialNumber: Uint8Array.of(0x00, 0x00, 0x10, 0x92) } };
+    expect(source.find(padded)?.serial).toBe(SERIAL.toString());
+    const other = { ...minimal, certId: { ...minimal.certId, serialNumber: Uint8Array.of(0x10, 0x93) } };
+    expect(source.find(other)).toBeNull();
+  });
+
   it('reads ocspdump output, skipping and reporting bad pieces', async () => {
     const text = `${formatOcspResponseFile([await response(byA, 'good')])}  not-base64!! \n${Buffer.from('garbage').toString('base64')}\n`;
     const invalid: number[] = [];

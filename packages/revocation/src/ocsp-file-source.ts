@@ -33,6 +33,17 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
+/**
+ * The map key of a serial: hex of its INTEGER content without redundant leading octets, so two
+ * encodings of one number (a non-minimal one from a lax client) meet, as CFSSL's decimal key does —
+ * without a BigInt conversion per request.
+ */
+function serialKey(content: Uint8Array): string {
+  let start = 0;
+  while (start + 1 < content.length && ((content[start] === 0x00 && content[start + 1]! < 0x80) || (content[start] === 0xff && content[start + 1]! >= 0x80))) start++;
+  return Buffer.from(content.buffer, content.byteOffset + start, content.byteLength - start).toString('hex');
+}
+
 /** Load a responses file (the text of `cfssl ocspdump` / `certsmith ocspdump`). */
 export function createOcspFileSource(text: string, options: OcspFileSourceOptions = {}): OcspFileSource {
   const bySerial = new Map<string, PreparedOcspResponse[]>();
@@ -42,7 +53,8 @@ export function createOcspFileSource(text: string, options: OcspFileSourceOption
     try {
       if (!/^[A-Za-z0-9+/]*={0,2}$/.test(piece) || piece.length % 4 !== 0) throw new Error('not standard base64');
       const prepared = prepareOcspResponse(Uint8Array.from(Buffer.from(piece, 'base64')));
-      const list = bySerial.get(prepared.serial) ?? [];
+      const key = serialKey(prepared.single.certId.serialNumber);
+      const list = bySerial.get(key) ?? [];
       const algorithm = prepared.single.certId.hashAlgorithm;
       // A later response for the same certificate replaces the earlier one, as in CFSSL.
       const same = list.findIndex((entry) => entry.single.certId.hashAlgorithm === algorithm && entry.issuerKeyHash === prepared.issuerKeyHash);
@@ -50,7 +62,7 @@ export function createOcspFileSource(text: string, options: OcspFileSourceOption
         list.push(prepared);
         size++;
       } else list[same] = prepared;
-      bySerial.set(prepared.serial, list);
+      bySerial.set(key, list);
     } catch (error) {
       options.onInvalid?.(index + 1, error as Error);
     }
@@ -59,7 +71,7 @@ export function createOcspFileSource(text: string, options: OcspFileSourceOption
   return {
     size,
     find(lookup) {
-      const candidates = bySerial.get(lookup.serial);
+      const candidates = bySerial.get(serialKey(lookup.certId.serialNumber));
       if (candidates === undefined) return null;
       const requestAlgorithm = lookup.certId.hashAlgorithm;
       let undecided = false;

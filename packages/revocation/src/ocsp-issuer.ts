@@ -56,6 +56,8 @@ export class OcspIssuerDirectory {
    * name hash is not compared (a re-issued CA keeps its key and its certificates).
    */
   find(certId: CertId): OcspIssuer | null {
+    // No -ca: nothing to find, and no key to build per request.
+    if (this.byKeyHash.size === 0) return null;
     return this.byKeyHash.get(`${certId.hashAlgorithm}:${hex(certId.issuerKeyHash)}`) ?? null;
   }
 }

@@ -146,6 +146,7 @@ export class OcspResponder {
   private readonly prepared = new WeakMap<Uint8Array, PreparedOcspResponse>();
   private readonly resigned = new Map<string, PreparedOcspResponse>();
   private readonly resignedCacheSize: number;
+  private readonly cacheControls = new Map<number, { maxAge: number; value: string }>();
 
   constructor(options: OcspResponderOptions) {
     this.source = options.source;
@@ -176,10 +177,14 @@ export class OcspResponder {
     if (this.signNonces && ocspRequest.nonce !== null && !isAcceptableNonce(ocspRequest.nonce)) return errorAnswer(400, MALFORMED);
     const certId = ocspRequest.certIds[0]!;
     const issuer = this.directory.find(certId);
+    let serial: string | null = null;
     const lookup: OcspLookup = {
       certId,
-      serial: decimalSerial(certId.serialNumber),
-      // Computed when a source asks (the store's does, a responses file's does not): hex per request adds up.
+      // Both computed when a source asks (the store's does, a responses file's does not): a BigInt
+      // conversion and hex per request add up.
+      get serial() {
+        return (serial ??= decimalSerial(certId.serialNumber));
+      },
       get authorityKeyId() {
         return issuer !== null ? issuer.keyIdentifier : certId.hashAlgorithm === 'SHA1' ? hex(certId.issuerKeyHash) : null;
       },
@@ -214,16 +219,31 @@ export class OcspResponder {
 
   /** Success headers (CFSSL's set), or 304 when If-None-Match matches. */
   private answer(response: PreparedOcspResponse, ifNoneMatch: string | undefined): OcspHttpResponse {
-    const maxAge = response.nextUpdateMs === null ? 0 : Math.max(0, Math.floor((response.nextUpdateMs - this.now()) / 1000));
     const headers: Record<string, string> = {
       'Last-Modified': response.lastModified,
-      'Cache-Control': `max-age=${maxAge}, public, no-transform, must-revalidate`,
+      'Cache-Control': this.cacheControl(response.nextUpdateMs),
       ETag: response.etag,
     };
     if (response.expires !== null) headers['Expires'] = response.expires;
     if (ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, response.etag)) return { status: 304, headers, body: EMPTY };
     headers['Content-Type'] = OCSP_CONTENT_TYPE;
     return { status: 200, headers, body: response.der };
+  }
+
+  /**
+   * `Cache-Control` for a response with this nextUpdate, now: the same text for every answer in the
+   * same second, so it is kept per nextUpdate (responses signed together share one) rather than
+   * formatted per answer.
+   */
+  private cacheControl(nextUpdateMs: number | null): string {
+    const maxAge = nextUpdateMs === null ? 0 : Math.max(0, Math.floor((nextUpdateMs - this.now()) / 1000));
+    const key = nextUpdateMs ?? 0;
+    const cached = this.cacheControls.get(key);
+    if (cached !== undefined && cached.maxAge === maxAge) return cached.value;
+    if (cached === undefined && this.cacheControls.size >= 1024) this.cacheControls.clear();
+    const value = `max-age=${maxAge}, public, no-transform, must-revalidate`;
+    this.cacheControls.set(key, { maxAge, value });
+    return value;
   }
 
   /** Prepared form of a source result; `null` (internalError, CFSSL) when stored DER does not parse. */
