@@ -225,6 +225,37 @@ describe('OcspResponder.handle', () => {
   });
 });
 
+describe('OcspResponder.respond', () => {
+  it('answers without a promise when the source answers synchronously, with what handle answers', async () => {
+    const request = { method: 'POST', path: '/', body: requestDer(['-cert', leafFile]) };
+    const answer = responder().respond(request);
+    expect(answer).not.toBeInstanceOf(Promise);
+    expect(answer).toEqual(await responder().handle(request));
+  });
+
+  it('answers with a promise when the source answers with one, and with 500 when it rejects', async () => {
+    const request = { method: 'POST', path: '/', body: requestDer(['-cert', leafFile]) };
+    const asynchronous = responder({ source: { find: async (lookup) => memorySource.find(lookup) } }).respond(request);
+    expect(asynchronous).toBeInstanceOf(Promise);
+    expect((await asynchronous).status).toBe(200);
+    const errors: unknown[] = [];
+    const failing = responder({ source: { find: () => Promise.reject(new Error('down')) }, onError: (error) => errors.push(error) }).respond(request);
+    expect(await failing).toMatchObject({ status: 500 });
+    expect(errors).toHaveLength(1);
+  });
+
+  it('keeps Cache-Control current as the clock moves, for responses sharing a nextUpdate', () => {
+    let now = NOW.getTime();
+    const moving = responder({ now: () => now });
+    const request = { method: 'POST', path: '/', body: requestDer(['-cert', leafFile]) };
+    const first = moving.respond(request) as { headers: Record<string, string> };
+    now += 5_000;
+    const later = moving.respond(request) as { headers: Record<string, string> };
+    const maxAge = (answer: { headers: Record<string, string> }) => Number(/max-age=(\d+)/.exec(answer.headers['Cache-Control']!)![1]);
+    expect(maxAge(first) - maxAge(later)).toBe(5);
+  });
+});
+
 describe('OcspResponder nonce limits', () => {
   it('refuses a nonce over 32 octets when it signs nonces, and ignores it otherwise', async () => {
     const base = requestDer(['-cert', leafFile, '-no_nonce']);

@@ -35,9 +35,12 @@ export interface OcspHttpServer {
 /** Largest OCSP request body read: a request is a few hundred bytes (CFSSL reads without a bound). */
 export const OCSP_MAX_BODY_BYTES = 64 * 1024;
 
-/** The HTTP handler of a responder: the request as the responder sees it, its answer as is. */
+/**
+ * The HTTP handler of a responder: the request as the responder sees it, its answer as is — without
+ * a promise when the source needs none (a responses file).
+ */
 export function ocspHttpHandler(responder: OcspResponder): Http1Handler {
-  return (request) => responder.handle({ method: request.method, path: request.target, headers: request.headers, body: request.body });
+  return (request) => responder.respond({ method: request.method, path: request.target, headers: request.headers, body: request.body });
 }
 
 function urlOf(bound: AddressInfo): string {
