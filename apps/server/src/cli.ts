@@ -15,6 +15,7 @@
  *   threads, whose wake-ups compete for few cores: see docs/performance.md#one-gc-thread-per-thread.
  *   Setting it at run time (`v8.setFlagsFromString`) crashes V8 at the next full GC.
  */
+import { existsSync } from 'node:fs';
 import { prestartWorkers } from '@certsmith/worker-pool/prestart';
 import type { ServerOptionsInput } from './server-options.js';
 import type { TrustSnapshot } from '@certsmith/bundler';
@@ -50,12 +51,12 @@ const prestarted =
         ...(trustFiles === undefined ? {} : { task: { module: import.meta.resolve('@certsmith/bundler'), name: 'bundle.read-trust', input: trustFiles } }),
       });
 const prestartedStore = serveFlags === undefined ? undefined : prestartServeStore(serveFlags).catch(() => undefined);
-const [{ isCodedError }, { createProgram }, { startupExitCode }, { startServer }] = await Promise.all([
-  import('@certsmith/x509-core'),
-  import('./cli-program.js'),
-  import('./errors.js'),
-  import('./start-server.js'),
-]);
+// The program and the server: bundled into one file by `npm run build` when it is there, else the
+// compiled modules (cli-runtime.ts).
+const bundled = new URL('./cli-runtime.bundle.js', import.meta.url);
+const { isCodedError, createProgram, startupExitCode, startServer } = (await (existsSync(bundled)
+  ? import(bundled.href)
+  : import('./cli-runtime.js'))) as typeof import('./cli-runtime.js');
 
 async function serve(input: ServerOptionsInput): Promise<void> {
   // A server outlives its log reader: when stdout's reader goes away (a closed pipe, `| head`),

@@ -1,0 +1,64 @@
+/**
+ * Bundle `dist/cli-runtime.js` (the program and the server, see src/cli-runtime.ts) into
+ * `dist/cli-runtime.bundle.js`, which the `certsmith` executable loads when it exists: one file
+ * instead of ≈400 modules, ≈100 ms less start-up on a 2-core machine (docs/performance.md, start-up).
+ * Run by `npm run build` after `tsc -b`; it reads the compiled `dist/` files of the workspace.
+ *
+ * Kept out of the bundle, as separate modules shared with the rest of the process:
+ * - packages that other threads or plugins load by URL or by name, so that the main thread holds
+ *   one instance of each (the event loop runs bundle tasks it imports by URL; plugins import
+ *   signer-api and x509-core; errors are told apart with instanceof): x509-core, worker-pool,
+ *   chain-builder, bundler, ubiquity-rules, signer-api, native-ec and the signer plugins;
+ * - native addons (better-sqlite3, pkcs11js) and optional natives (pg-native).
+ * A module of the bundle that finds something by its own location (`import.meta.url`: task
+ * modules, the SQLite thread's entry, plugin resolution) gets its original file's URL.
+ */
+import { readFile } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const distDir = fileURLToPath(new URL('../dist/', import.meta.url));
+const outfile = join(distDir, 'cli-runtime.bundle.js');
+
+const SHARED_PACKAGES = [
+  '@certsmith/x509-core',
+  '@certsmith/worker-pool',
+  '@certsmith/chain-builder',
+  '@certsmith/bundler',
+  '@certsmith/ubiquity-rules',
+  '@certsmith/signer-api',
+  '@certsmith/native-ec',
+  '@certsmith/signer-local',
+  '@certsmith/signer-multiroot',
+  '@certsmith/signer-pkcs11',
+];
+const NATIVE_PACKAGES = ['better-sqlite3', 'pkcs11js', 'graphene-pk11', 'pg-native'];
+
+/** `import.meta.url` of each bundled workspace file → that file's own URL, relative to the bundle. */
+const ownImportMetaUrl = {
+  name: 'own-import-meta-url',
+  setup(builder) {
+    builder.onLoad({ filter: /[\\/](packages|plugins|apps)[\\/][^\\/]+[\\/]dist[\\/].*\.js$/ }, async (args) => {
+      const contents = await readFile(args.path, 'utf8');
+      if (!contents.includes('import.meta.url')) return { contents, loader: 'js' };
+      const own = relative(dirname(outfile), args.path).split('\\').join('/');
+      return { contents: contents.replaceAll('import.meta.url', `new URL(${JSON.stringify(own)}, import.meta.url).href`), loader: 'js' };
+    });
+  },
+};
+
+await build({
+  entryPoints: [join(distDir, 'cli-runtime.js')],
+  outfile,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  external: [...SHARED_PACKAGES, ...NATIVE_PACKAGES, '*.node'],
+  // CommonJS dependencies (koa, pino…) call require() for Node's modules.
+  banner: { js: "import { createRequire as __certsmithCreateRequire } from 'node:module';\nconst require = __certsmithCreateRequire(import.meta.url);" },
+  plugins: [ownImportMetaUrl],
+  legalComments: 'none',
+  logLevel: 'warning',
+});
