@@ -13,13 +13,23 @@
  * A module of the bundle that finds something by its own location (`import.meta.url`: task
  * modules, the SQLite thread's entry, plugin resolution) gets its original file's URL.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 
 const distDir = fileURLToPath(new URL('../dist/', import.meta.url));
 const outfile = join(distDir, 'cli-runtime.bundle.js');
+
+// A checkout whose node_modules predate esbuild (not yet `npm install`ed) still builds: the
+// executable then runs the compiled modules — never an older bundle of older code.
+let build;
+try {
+  ({ build } = await import('esbuild'));
+} catch {
+  await rm(outfile, { force: true });
+  process.stderr.write('bundle-cli: esbuild is not installed (run npm install); certsmith runs unbundled, its start-up is slower\n');
+  process.exit(0);
+}
 
 const SHARED_PACKAGES = [
   '@certsmith/x509-core',
