@@ -206,18 +206,33 @@ function parseSerial(value: bigint | string | number): bigint {
   throw new InvalidCertificateRequestError('serial must be an integer');
 }
 
-const serialPool = new Uint8Array(20 * 256);
+/** Random bytes after the time prefix of a serial. */
+const SERIAL_RANDOM_BYTES = 14;
+const serialPool = new Uint8Array(SERIAL_RANDOM_BYTES * 256);
 let serialOffset = serialPool.length;
 
-/** 20 random bytes with the top bit cleared: a positive serial of up to 159 bits (cfssl `local.Sign`). */
+/**
+ * A positive 20-byte serial: the time of issuing in milliseconds (48 bits, big-endian; its first
+ * byte is 0x01 until the year 10889) followed by 14 bytes from the CSPRNG (112 bits; the CA/Browser
+ * Forum asks for at least 64, and serials stay unpredictable and non-sequential). CFSSL's are 20
+ * random bytes (top bit cleared); the time prefix makes successive certificates neighbours in every
+ * index ordered by serial — the store's primary keys, its OCSP responses, the name and expiry
+ * indexes — so recording one adds to the last leaf instead of rewriting a leaf of its own per
+ * certificate (docs/performance.md, "Certificate store"; docs/migrating-from-cfssl.md).
+ */
 function randomSerial(): Uint8Array {
-  if (serialOffset + 20 > serialPool.length) {
+  if (serialOffset + SERIAL_RANDOM_BYTES > serialPool.length) {
     randomFillSync(serialPool);
     serialOffset = 0;
   }
-  const serial = serialPool.slice(serialOffset, serialOffset + 20);
-  serialOffset += 20;
-  serial[0] = (serial[0] as number) & 0x7f;
+  const serial = new Uint8Array(20);
+  let time = Date.now();
+  for (let i = 5; i >= 0; i -= 1) {
+    serial[i] = time % 256;
+    time = Math.floor(time / 256);
+  }
+  serial.set(serialPool.subarray(serialOffset, serialOffset + SERIAL_RANDOM_BYTES), 6);
+  serialOffset += SERIAL_RANDOM_BYTES;
   return serial;
 }
 

@@ -86,6 +86,10 @@ describe('Issuer.newCertificate', () => {
     const serial = opensslField(result.certificatePem, 'serial');
     expect(serial.length).toBeLessThanOrEqual(40);
     expect(parseInt(serial.padStart(40, '0').slice(0, 1), 16)).toBeLessThan(8);
+    // …starting with the issuing time in milliseconds (48 bits), then 112 random bits.
+    const issuedAtMs = parseInt(serial.padStart(40, '0').slice(0, 12), 16);
+    expect(issuedAtMs).toBeGreaterThanOrEqual(before);
+    expect(issuedAtMs).toBeLessThanOrEqual(Date.now());
 
     // Validity: now rounded to the minute minus 5 minutes, one year (8760h).
     const certificate = new X509Certificate(result.certificatePem);

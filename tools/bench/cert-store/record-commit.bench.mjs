@@ -5,7 +5,7 @@
  * versus in the store's own thread (the default), and PostgreSQL for reference. Run
  * `npx tsc -b tsconfig.json` first; through `/work/bin/quiet` on the shared machine:
  *
- *   node tools/bench/cert-store/record-commit.bench.mjs [rounds=300] [batch=16]
+ *   node tools/bench/cert-store/record-commit.bench.mjs [rounds=300] [batch=16] [time|random]
  *
  * Each round records `batch` certificates in one turn (as 16 concurrent newcerts finishing
  * together would) and waits for all of them. Reported per mode: round latency p50/p99, records/s,
@@ -36,12 +36,16 @@ const ca = JSON.parse(execFileSync('cfssl', ['gencert', '-initca', '-'], { input
 const base = parseCertificate(decodePemBlock(ca.cert).block.bytes);
 const serial = Buffer.from(base.serialNumberHex, 'hex');
 const offset = Buffer.from(base.der).indexOf(serial);
-// Random serials, as issuing makes them: each row then lands on its own leaf of every index keyed
-// by serial (an increasing counter appended to the same few pages and made commits look ≈3× cheaper).
+// Serials as issuing makes them (packages/issuer certificate-template.ts): the time in milliseconds
+// (48 bits), then random bytes. With fully random serials (CFSSL's, and certsmith's before
+// 2026-11-26) each row lands on its own leaf of every index keyed by serial: `random` as the third
+// argument measures that.
+const randomSerials = process.argv[4] === 'random';
 function certificate() {
   const der = Buffer.from(base.der);
   randomFillSync(der, offset, serial.length);
-  der[offset] = 0x40;
+  if (randomSerials) der[offset] = 0x40;
+  else der.writeUIntBE(Date.now(), offset, 6);
   return certificateToPem(der);
 }
 
