@@ -5,10 +5,11 @@
  * Run by `npm run build` after `tsc -b`; it reads the compiled `dist/` files of the workspace.
  *
  * Kept out of the bundle, as separate modules shared with the rest of the process:
- * - packages that other threads or plugins load by URL or by name, so that the main thread holds
- *   one instance of each (the event loop runs bundle tasks it imports by URL; plugins import
- *   signer-api and x509-core; errors are told apart with instanceof): x509-core, worker-pool,
- *   chain-builder, bundler, ubiquity-rules, signer-api, native-ec and the signer plugins;
+ * - packages that other threads, plugins or the executable itself load by URL or by name, so that
+ *   the main thread holds one instance of each (the event loop runs bundle tasks it imports by
+ *   URL; plugins import signer-api and x509-core; the executable opens the store before it loads
+ *   the server; errors are told apart with instanceof): x509-core, worker-pool, chain-builder,
+ *   bundler, ubiquity-rules, signer-api, native-ec, cert-store and the signer plugins;
  * - native addons (better-sqlite3, pkcs11js) and optional natives (pg-native).
  * A module of the bundle that finds something by its own location (`import.meta.url`: task
  * modules, the SQLite thread's entry, plugin resolution) gets its original file's URL.
@@ -39,6 +40,7 @@ const SHARED_PACKAGES = [
   '@certsmith/ubiquity-rules',
   '@certsmith/signer-api',
   '@certsmith/native-ec',
+  '@certsmith/cert-store',
   '@certsmith/signer-local',
   '@certsmith/signer-multiroot',
   '@certsmith/signer-pkcs11',
