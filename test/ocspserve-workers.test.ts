@@ -3,18 +3,23 @@
  * default on a 2-core machine, and forced here): `openssl ocsp` gets good and revoked answers, HTTP
  * caching fields and 304 are as before, an unknown serial is unauthorized, other methods 405,
  * pipelined GET and POST are answered in order on one connection, a chunked POST (node:http's
- * default without a length) is decoded, and SIGTERM stops the command and its workers.
+ * default without a length) is decoded, and SIGTERM stops the command and its workers. With
+ * `-db-config`, each worker reads the store: a revocation (`certsmith revoke` + `ocsprefresh`) shows
+ * in every worker's answers within the source's 5 s.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
+import { openStore } from '@certsmith/cert-store';
+import type { CertificateRecord } from '@certsmith/cert-store';
 import { TestPki } from '@certsmith/test-pki';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScratch } from './fixtures-issue.js';
 import type { Scratch } from './fixtures-issue.js';
 import { CLI_PATH, killAllCertsmith, spawnCertsmith } from './helpers/certsmith-process.js';
 import type { CertsmithProcess } from './helpers/certsmith-process.js';
+import { within } from './helpers/within.js';
 
 const pki = new TestPki();
 const ca = pki.root({ O: 'certsmith e2e', CN: 'ocspserve e2e CA' }, { key: 'ecdsa-p256', keyLabel: 'ocspserve-e2e-ca' });
@@ -178,5 +183,38 @@ describe('certsmith ocspserve --workers 2', () => {
     server.child.kill('SIGTERM');
     expect(await server.waitForExit(15_000)).toEqual({ code: 0, signal: null });
     expect(execFileSync('ps', ['-eo', 'ppid='], { encoding: 'utf8' }).split('\n').filter((line) => Number(line) === pid)).toEqual([]);
+  });
+});
+
+describe('certsmith ocspserve -db-config --workers 2', () => {
+  let record: CertificateRecord;
+  let stored: CertsmithProcess;
+  let storeUrl: string;
+  const cli = (args: string[]) => execFileSync(process.execPath, [CLI_PATH, ...args], { cwd: scratch.dir, encoding: 'utf8' });
+  const ask = (name: string) => run('openssl', ['ocsp', '-issuer', 'ca.pem', '-cert', `${name}.pem`, '-url', storeUrl, '-CAfile', 'ca.pem', '-no_nonce']);
+
+  beforeAll(async () => {
+    await scratch.write('db.json', { driver: 'sqlite3', data_source: scratch.path('certs.db') });
+    const store = await openStore({ driver: 'sqlite3', dataSource: scratch.path('certs.db') }, { sqlite: { thread: false } });
+    record = await store.recordCertificate({ certificate: good.pem });
+    await store.close();
+    cli(['ocsprefresh', '-db-config', 'db.json', '-ca', 'ca.pem', '-ca-key', 'ca-key.pem']);
+    stored = spawnCertsmith(['ocspserve', '-db-config', 'db.json', '-port', '0', '--workers', '2'], process.env, scratch.dir);
+    storeUrl = /listening on (\S+)/.exec(await stored.waitForLine((line) => line.includes('listening on')))![1]!;
+  }, 120_000);
+
+  it('answers from the store in every worker, and shows a revocation in all of them once the 5 s cache expires', async () => {
+    for (let i = 0; i < 4; i++) expect(await ask('good')).toContain('good.pem: good');
+    cli(['revoke', '-db-config', 'db.json', '-serial', record.serial, '-aki', record.authorityKeyId, '-reason', 'keyCompromise']);
+    cli(['ocsprefresh', '-db-config', 'db.json', '-ca', 'ca.pem', '-ca-key', 'ca-key.pem']);
+    // Fresh connections, handed to the workers in turn: four revoked answers in a row means both see it.
+    let streak = 0;
+    const elapsed = await within(10_000, async () => {
+      streak = (await ask('good')).includes('good.pem: revoked') ? streak + 1 : 0;
+      return streak >= 4;
+    });
+    expect(elapsed).toBeLessThan(10_000);
+    stored.child.kill('SIGTERM');
+    expect(await stored.waitForExit(15_000)).toEqual({ code: 0, signal: null });
   });
 });
