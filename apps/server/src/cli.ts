@@ -50,7 +50,9 @@ const prestarted =
         preload: SERVE_WORKER_PACKAGES.map((name) => import.meta.resolve(name)),
         ...(trustFiles === undefined ? {} : { task: { module: import.meta.resolve('@certsmith/bundler'), name: 'bundle.read-trust', input: trustFiles } }),
       });
-const prestartedStore = serveFlags === undefined ? undefined : prestartServeStore(serveFlags).catch(() => undefined);
+// Awaited before the server is imported: the store's own modules load first, so its thread starts
+// now rather than when every module of the server has been read.
+const prestartedStore = serveFlags === undefined ? undefined : await prestartServeStore(serveFlags).catch(() => undefined);
 // The program and the server: bundled into one file by `npm run build` when it is there, else the
 // compiled modules (cli-runtime.ts).
 const bundled = new URL('./cli-runtime.bundle.js', import.meta.url);
@@ -67,7 +69,7 @@ async function serve(input: ServerOptionsInput): Promise<void> {
   });
   let server;
   try {
-    const store = await prestartedStore;
+    const store = prestartedStore;
     const trustSnapshot = prestarted?.taskResult;
     server = await startServer({
       ...input,
