@@ -10,7 +10,8 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { openStore } from '@certsmith/cert-store';
 import type { CertificateRecord } from '@certsmith/cert-store';
 import { TestPki } from '@certsmith/test-pki';
@@ -216,5 +217,23 @@ describe('certsmith ocspserve -db-config --workers 2', () => {
     expect(elapsed).toBeLessThan(10_000);
     stored.child.kill('SIGTERM');
     expect(await stored.waitForExit(15_000)).toEqual({ code: 0, signal: null });
+  });
+});
+
+describe('certsmith ocspserve --workers 2 on a port in use', () => {
+  it('exits 2 with the listen error on one line, leaving no worker behind', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = String((blocker.address() as AddressInfo).port);
+      const failed = spawnCertsmith(['ocspserve', '-responses', 'responses.txt', '-port', port, '--workers', '2'], process.env, scratch.dir);
+      const status = await failed.waitForExit(30_000);
+      expect(status.code).toBe(2);
+      // node:cluster says `bind EADDRINUSE 127.0.0.1:<port>` where one process says `listen EADDRINUSE: …`.
+      expect(failed.stderr().trim()).toMatch(new RegExp(`^\\{"code":0,"message":"[a-z]+ EADDRINUSE[^"]*127\\.0\\.0\\.1:${port}"\\}$`));
+      expect(execFileSync('ps', ['-eo', 'ppid='], { encoding: 'utf8' }).split('\n').filter((line) => Number(line) === failed.child.pid)).toEqual([]);
+    } finally {
+      blocker.close();
+    }
   });
 });

@@ -26,7 +26,9 @@ export interface OcspWorkerCluster {
 const MAX_RESTARTS = 10;
 
 function send(worker: Worker, message: OcspPrimaryMessage): void {
-  if (worker.isConnected()) worker.send(message);
+  // A worker that is exiting may close its channel between the check and the write (EPIPE): its
+  // 'exit' tells the rest, so the write error is dropped here rather than thrown.
+  if (worker.isConnected()) worker.send(message, () => {});
 }
 
 function failure(message: Extract<OcspWorkerMessage, { type: 'failed' }>): Error {
@@ -64,6 +66,8 @@ export async function startOcspWorkers(plan: OcspResponderPlan, count: number, w
     const worker = cluster.fork();
     let listened = false;
     live.add(worker);
+    // IPC errors of a worker that is going away; its 'exit' below is what counts.
+    worker.on('error', () => {});
     worker.on('message', (message: OcspWorkerMessage) => {
       if (message.type === 'ready') send(worker, { type: 'start', plan });
       else if (message.type === 'warn') warn(message.message);
