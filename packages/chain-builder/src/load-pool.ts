@@ -48,12 +48,18 @@ export async function loadCertificatePool(
   kind: PoolKind,
   options: CertificatePoolOptions = {},
 ): Promise<CertificatePool> {
-  let text: string;
+  return new CertificatePool(parseBundlePem(await readBundleFile(file, kind), kind), options);
+}
+
+/**
+ * The text of a PEM bundle file, or CFSSL's read failure for its kind.
+ * @throws {BundleFileError} 4001 / 3001 with Go's file error text
+ */
+export async function readBundleFile(file: string, kind: PoolKind): Promise<string> {
   try {
-    text = await readFile(file, 'utf8');
+    return await readFile(file, 'utf8');
   } catch (error) {
     const code = kind === 'roots' ? ErrorCode.RootReadFailed : ErrorCode.IntermediatesReadFailed;
     throw new BundleFileError(code, goReadError(file, error), { cause: error });
   }
-  return new CertificatePool(parseBundlePem(text, kind), options);
 }

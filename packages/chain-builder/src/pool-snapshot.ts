@@ -12,11 +12,10 @@
  * later, off the start-up path.
  */
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { ErrorCode, LazyCertificate, decodePemBlock, readCertificateIndex, readPkcs7Certificates } from '@certsmith/x509-core';
 import type { CertificateIndex } from '@certsmith/x509-core';
 import { CertificatePool, rememberFingerprint, type CertificatePoolOptions } from './certificate-pool.js';
-import { BundleFileError, goReadError, type PoolKind } from './load-pool.js';
+import { BundleFileError, readBundleFile, type PoolKind } from './load-pool.js';
 
 /** See the module comment. */
 export interface PoolSnapshot {
@@ -134,13 +133,7 @@ const BLOCKS_PER_TURN = 64;
  * @throws {BundleFileError} 4001/3001 (read, Go's file error text), 4003/3003 (see {@link poolSnapshotFromPem})
  */
 export async function readPoolSnapshot(file: string, kind: PoolKind): Promise<PoolSnapshot> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    const code = kind === 'roots' ? ErrorCode.RootReadFailed : ErrorCode.IntermediatesReadFailed;
-    throw new BundleFileError(code, goReadError(file, error), { cause: error });
-  }
+  const text = await readBundleFile(file, kind);
   const certificates: IndexedCertificate[] = [];
   let blocks = 0;
   for (const block of indexPemBundle(text, kind)) {
