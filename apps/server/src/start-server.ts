@@ -26,7 +26,6 @@ import type { PrestartedStore, Store } from '@certsmith/cert-store';
 import type { Server } from 'node:http';
 import { bundleContextConfig, bundleContextFailedFile, bundlePrepareTask, bundleWarmUpTask, checkTrustSnapshot, prepareBundleWorkers, readTrustSnapshot, warmUpBundleWorkers } from '@certsmith/bundler';
 import type { TrustSnapshot } from '@certsmith/bundler';
-import { setFlagsFromString } from 'node:v8';
 import { describeProblem, ecdsaKeyBackend, issuingWorkerInits } from '@certsmith/issuer';
 import type { SignerDirectory } from '@certsmith/issuer';
 import { createInlineTaskRunner, createWorkerPool } from '@certsmith/worker-pool';
@@ -35,6 +34,7 @@ import { isCodedError } from '@certsmith/x509-core';
 import { VERSION } from './cli-program.js';
 import { ServerOptionError } from './errors.js';
 import { loadServerConfig } from './config-file.js';
+import { turnOffPretenuring } from './pretenuring.js';
 import { buildOperations } from './operations.js';
 import { TrustFileError, checkTrustFiles } from './trust-check.js';
 import type { TrustSummary } from './trust-check.js';
@@ -371,22 +371,6 @@ async function start(input: StartServerOptions): Promise<RunningServer> {
  */
 const EVENT_LOOP_TASKS = 2;
 const EVENT_LOOP_TASK_NAMES: ReadonlySet<string> = new Set(['bundle', 'bundle.json']);
-
-/**
- * Turn off V8's allocation-site pretenuring for the whole process, before the worker pool starts.
- * Why: V8 (11.3, Node 20) decides to allocate the objects of an allocation site directly in the
- * old generation once most of them survive a young-generation GC. A worker's young generation is
- * small (`maxYoungGenerationSizeMb`), and a batch of tasks keeps its requests' objects alive over
- * a few hundred microseconds, so request-scoped objects (parsed names, certificates) were judged
- * long-lived, and every bundle request's garbage went to the old generation (see
- * docs/performance.md#no-allocation-site-pretenuring). Newer V8 skips these decisions for small
- * young generations for the same reason. Nothing certsmith keeps is allocated per request, so there
- * is nothing for pretenuring to win. The flag is read at
- * each GC, so setting it at run time takes effect (Node's `v8.setFlagsFromString`).
- */
-function turnOffPretenuring(): void {
-  setFlagsFromString('--no-allocation-site-pretenuring');
-}
 
 /**
  * How long after listening the process metrics are loaded, unless a scrape asks for them first:

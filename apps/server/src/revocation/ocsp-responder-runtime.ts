@@ -5,7 +5,6 @@
  * process (`--workers 1`) or hands the same plan to each worker process
  * (`ocsp-worker-cluster.ts`), so every process answers exactly alike.
  */
-import { setFlagsFromString } from 'node:v8';
 import type { DbConfig, Store } from '@certsmith/cert-store';
 import { openStore } from '@certsmith/cert-store';
 import type { OcspResponseSource } from '@certsmith/revocation';
@@ -13,6 +12,7 @@ import { OcspResponder, createOcspFileSource, createOcspIssuer, createStoreOcspS
 import { parseCertificates } from '@certsmith/x509-core';
 import type { OcspHttpLimits, OcspHttpServer } from './ocsp-http-server.js';
 import { startOcspHttpServer } from './ocsp-http-server.js';
+import { turnOffPretenuring } from '../pretenuring.js';
 
 /** Everything a responder process needs; plain data, so it crosses to a worker process as is. */
 export interface OcspResponderPlan {
@@ -38,10 +38,7 @@ export interface RunningOcspResponder {
 
 /** Build the source, the responder and the server of `plan`, and listen. `warn` gets lookup failures. */
 export async function startOcspResponder(plan: OcspResponderPlan, warn: (message: string) => void): Promise<RunningOcspResponder> {
-  // As `serve` does (docs/performance.md#no-allocation-site-pretenuring): with the small young
-  // generation, V8 judged per-answer objects long-lived and allocated them in the old generation —
-  // a full GC about every second at 40,000 answers/s, heap swinging 23 → 88 MB, 14–20 ms pauses.
-  setFlagsFromString('--no-allocation-site-pretenuring');
+  turnOffPretenuring();
   const issuers = plan.caPem === undefined ? [] : parseCertificates(plan.caPem).map((certificate) => createOcspIssuer(certificate));
   let source: OcspResponseSource;
   let store: Store | null = null;
