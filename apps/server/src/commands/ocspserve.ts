@@ -20,6 +20,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { loadDbConfigFile } from '@certsmith/cert-store';
 import { createOcspFileSource } from '@certsmith/revocation';
+import type { OcspFileSource } from '@certsmith/revocation';
 import { CertsmithError, ErrorCode, parseCertificates } from '@certsmith/x509-core';
 import type { OcspResponderPlan } from '../revocation/ocsp-responder-runtime.js';
 import { startOcspResponder } from '../revocation/ocsp-responder-runtime.js';
@@ -125,6 +126,7 @@ export function registerOcspserveCommand(program: Command, io: Partial<CommandIo
         limits: { headersTimeoutMs: flags.headersTimeout, bodyTimeoutMs: flags.bodyTimeout, keepAliveTimeoutMs: flags.keepAliveTimeout, maxConnections: flags.maxConnections },
         ...(caPem === undefined ? {} : { caPem }),
       };
+      let fileSource: OcspFileSource | undefined;
       if (flags.responses !== undefined) {
         let text: string;
         try {
@@ -133,8 +135,8 @@ export function registerOcspserveCommand(program: Command, io: Partial<CommandIo
           throw new CertsmithError(ErrorCode.BadRequest, `unable to read response file (${(cause as NodeJS.ErrnoException).code ?? 'read error'})`, { cause });
         }
         // Read once here: the warnings and the count once, whatever the number of workers.
-        const file = createOcspFileSource(text, { onInvalid: (position, error) => reporter.warn(`response ${position} of ${flags.responses} skipped: ${error.message}`) });
-        reporter.progress(`${file.size} responses loaded`);
+        fileSource = createOcspFileSource(text, { onInvalid: (position, error) => reporter.warn(`response ${position} of ${flags.responses} skipped: ${error.message}`) });
+        reporter.progress(`${fileSource.size} responses loaded`);
         plan.responsesText = text;
       } else if (flags.dbConfig !== undefined) {
         plan.dbConfig = await loadDbConfigFile(resolve(resolved.cwd(), flags.dbConfig));
@@ -143,8 +145,10 @@ export function registerOcspserveCommand(program: Command, io: Partial<CommandIo
       }
 
       const workers = flags.workers ?? defaultOcspWorkers();
+      // Worker processes parse their own copy of the file: this process keeps none.
+      if (workers !== 1) fileSource = undefined;
       const warn = (message: string): void => reporter.warn(message);
-      const server = workers === 1 ? await startOcspResponder(plan, warn).then((running) => ({ url: running.server.url, close: () => running.close() })) : await startOcspWorkers(plan, workers, warn);
+      const server = workers === 1 ? await startOcspResponder(plan, warn, fileSource).then((running) => ({ url: running.server.url, close: () => running.close() })) : await startOcspWorkers(plan, workers, warn);
       resolved.stdout(`certsmith ocspserve listening on ${server.url}${flags.path === '/' ? '' : flags.path}\n`);
       await lifecycle.stopped();
       await server.close();

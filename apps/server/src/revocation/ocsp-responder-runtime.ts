@@ -36,15 +36,19 @@ export interface RunningOcspResponder {
   close(timeoutMs?: number): Promise<void>;
 }
 
-/** Build the source, the responder and the server of `plan`, and listen. `warn` gets lookup failures. */
-export async function startOcspResponder(plan: OcspResponderPlan, warn: (message: string) => void): Promise<RunningOcspResponder> {
+/**
+ * Build the source, the responder and the server of `plan`, and listen. `warn` gets lookup failures.
+ * `fileSource`: the responses of `plan.responsesText` when the caller has already read them in this
+ * process (`--workers 1`), so the file is not parsed twice.
+ */
+export async function startOcspResponder(plan: OcspResponderPlan, warn: (message: string) => void, fileSource?: OcspResponseSource): Promise<RunningOcspResponder> {
   turnOffPretenuring();
   const issuers = plan.caPem === undefined ? [] : parseCertificates(plan.caPem).map((certificate) => createOcspIssuer(certificate));
   let source: OcspResponseSource;
   let store: Store | null = null;
   if (plan.responsesText !== undefined) {
     // Pieces that do not parse were reported by the command when it read the file.
-    source = createOcspFileSource(plan.responsesText);
+    source = fileSource ?? createOcspFileSource(plan.responsesText);
   } else if (plan.dbConfig !== undefined) {
     // Read only: the schema is used as found (CFSSL's ocsp_responses table is enough).
     store = await openStore(plan.dbConfig, { migrations: 'off' });
