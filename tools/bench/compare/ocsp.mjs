@@ -183,15 +183,19 @@ export async function checkAnswers(url, requests, method) {
  * @param {string} options.workDir
  * @param {string} options.repoRoot
  * @param {string[]} [options.nodeArgs]
+ * @param {string[]} [options.extraArgs]  more `ocspserve` flags (certsmith: e.g. `--workers 1`)
+ * @param {string} [options.cpus]         run the server on these CPUs only (`taskset -c`, e.g. `'1'`)
  */
-export async function startOcspServer({ kind, responsesFile, probeBody, workDir, repoRoot, nodeArgs = [] }) {
+export async function startOcspServer({ kind, responsesFile, probeBody, workDir, repoRoot, nodeArgs = [], extraArgs = [], cpus }) {
   const port = await findFreePort();
-  const [command, args] =
+  let [command, args] =
     kind === 'certsmith'
-      ? [process.execPath, [...certsmithNodeFlags(repoRoot), ...nodeArgs, join(repoRoot, 'apps/server/dist/cli.js'), 'ocspserve', '-address', '127.0.0.1', '-port', String(port), '-responses', responsesFile]]
+      ? [process.execPath, [...certsmithNodeFlags(repoRoot), ...nodeArgs, join(repoRoot, 'apps/server/dist/cli.js'), 'ocspserve', '-address', '127.0.0.1', '-port', String(port), '-responses', responsesFile, ...extraArgs]]
       : // Warnings only: CFSSL 1.2.0 logs nothing per answered request at its default level either, but the
         // same quiet level for both keeps logging out of the comparison.
-        ['cfssl', ['ocspserve', '-address', '127.0.0.1', '-port', String(port), '-responses', responsesFile, '-loglevel', '2']];
+        ['cfssl', ['ocspserve', '-address', '127.0.0.1', '-port', String(port), '-responses', responsesFile, '-loglevel', '2', ...extraArgs]];
+  // taskset execs the server: the pid stays the server's.
+  if (cpus !== undefined) [command, args] = ['taskset', ['-c', cpus, command, ...args]];
   const logFile = join(workDir, `${kind}-ocspserve-${port}.log`);
   const fd = openSync(logFile, 'a');
   const started = performance.now();
@@ -298,14 +302,16 @@ const wrkSeconds = (ms) => `${Math.max(1, Math.round(ms / 1000))}s`;
  * @param {number} options.concurrency
  * @param {number} options.durationMs
  * @param {number} options.pid         server process (its worker processes are counted with it)
+ * @param {string} [options.cpus]      run wrk on these CPUs only (`taskset -c`)
  */
-export async function runWrkRound({ url, script, concurrency, durationMs, pid }) {
+export async function runWrkRound({ url, script, concurrency, durationMs, pid, cpus }) {
   const rss = sampleTreeRss(pid);
   const cpuBefore = readTreeCpuSplitMs(pid);
   const machineBefore = readMachineCpu();
   const started = performance.now();
   // The shell prints its own /proc stat after wrk ends: cutime/cstime are then wrk's CPU time.
-  const shell = 'wrk "$@"; code=$?; cat /proc/$$/stat; exit $code';
+  const wrk = cpus === undefined ? 'wrk' : `taskset -c ${cpus} wrk`;
+  const shell = `${wrk} "$@"; code=$?; cat /proc/$$/stat; exit $code`;
   const args = ['-c', shell, 'wrk', '-t1', `-c${concurrency}`, `-d${wrkSeconds(durationMs)}`, '--timeout', '10s', '-s', script, `${url}/`];
   const { code, stdout, stderr } = await new Promise((resolve, reject) => {
     const child = spawn('sh', args, { stdio: ['ignore', 'pipe', 'pipe'] });
