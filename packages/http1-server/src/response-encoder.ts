@@ -4,7 +4,12 @@
  * write (and several pipelined ones one write too).
  */
 
-/** A handler's answer. */
+/**
+ * A handler's answer. A handler that answers many requests with the same object can return it
+ * frozen, with frozen headers (`Object.freeze`): the server then encodes it once per second of its
+ * `Date` and writes the same bytes to every keep-alive HTTP/1.1 request that gets it. The body's
+ * bytes must then not change either (a typed array cannot be frozen).
+ */
 export interface Http1Response {
   status: number;
   /**
@@ -88,12 +93,41 @@ function bodiless(status: number): boolean {
   return status < 200 || status === 204 || status === 304;
 }
 
+/** The encoding of a frozen response for plain keep-alive framing, and the second of its `Date`. */
+interface FrozenEncoding {
+  second: number;
+  bytes: Buffer;
+}
+
 /**
- * Encode a response for its connection.
+ * Encodings of frozen responses, by the response: collected with it. A shared answer (an OCSP
+ * responder answers every request for one certificate with one object) is then a lookup rather
+ * than a head string, its checks and a buffer per answer (docs/performance.md, OCSP section).
+ */
+const frozenEncodings = new WeakMap<Http1Response, FrozenEncoding>();
+
+/**
+ * Encode a response for its connection. A frozen response with frozen headers (see
+ * {@link Http1Response}) is encoded once per second for plain keep-alive framing (not HEAD, not
+ * closing, not HTTP/1.0), and the same buffer returned: it must not be written to.
  *
  * @throws InvalidResponseError for a status outside 200–599, or a field that contains CR or LF.
  */
 export function encodeResponse(response: Http1Response, framing: ResponseFraming, nowMs: number): Buffer {
+  if (framing.head || framing.close || framing.keepAliveForHttp10 || !Object.isFrozen(response) || !Object.isFrozen(response.headers)) return encode(response, framing, nowMs);
+  const second = Math.floor(nowMs / 1000);
+  const cached = frozenEncodings.get(response);
+  if (cached !== undefined && cached.second === second) return cached.bytes;
+  const bytes = encode(response, framing, nowMs);
+  if (cached === undefined) frozenEncodings.set(response, { second, bytes });
+  else {
+    cached.second = second;
+    cached.bytes = bytes;
+  }
+  return bytes;
+}
+
+function encode(response: Http1Response, framing: ResponseFraming, nowMs: number): Buffer {
   const status = response.status;
   if (!Number.isInteger(status) || status < 200 || status > 599) throw new InvalidResponseError(`response status must be 200–599, got ${status}`);
   let head = `HTTP/1.1 ${status} ${REASONS[status] ?? 'Unknown'}\r\n${dateField(nowMs)}`;

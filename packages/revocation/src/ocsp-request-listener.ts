@@ -24,9 +24,9 @@ const EMPTY = new Uint8Array(0);
  * gets none: its Content-Length would have to be the 200's (RFC 9110 8.6), and it has no body.
  */
 function send(response: ServerResponse, answer: OcspHttpResponse): void {
-  const headers: Record<string, string | number> = answer.headers;
-  // writeHead sends the header block at once, so the length must be among the headers given to it.
-  // The responder builds a fresh headers object per answer, so adding to it is safe (no copy).
+  // writeHead sends the header block at once, so the length must be among the headers given to it;
+  // the responder's answers are shared and frozen, so the length goes on a copy.
+  const headers: Record<string, string | number> = { ...answer.headers };
   if (answer.status !== 304) headers['Content-Length'] = answer.body.byteLength;
   response.writeHead(answer.status, headers);
   response.end(answer.body);

@@ -8,7 +8,7 @@ import { DerReader, derExplicit, derOctetString, derOid, derSequence, elementByt
 
 import { buildOcspResponse, ocspValidity } from './ocsp-response-builder.js';
 import { parseOcspResponse } from './ocsp-response-parser.js';
-import type { OcspLookup, OcspResponseSource } from './ocsp-responder.js';
+import type { OcspHttpResponse, OcspLookup, OcspResponseSource } from './ocsp-responder.js';
 import { OcspResponder, ifNoneMatchMatches } from './ocsp-responder.js';
 import { createOcspIssuer } from './ocsp-issuer.js';
 import type { OcspSigningIdentity } from './ocsp-signing-identity.js';
@@ -253,6 +253,38 @@ describe('OcspResponder.respond', () => {
     const later = moving.respond(request) as { headers: Record<string, string> };
     const maxAge = (answer: { headers: Record<string, string> }) => Number(/max-age=(\d+)/.exec(answer.headers['Cache-Control']!)![1]);
     expect(maxAge(first) - maxAge(later)).toBe(5);
+  });
+
+  it('answers one stored response with one frozen answer while its max-age stays, and a new one when it moves', () => {
+    let now = NOW.getTime();
+    const moving = responder({ now: () => now });
+    const request = { method: 'POST', path: '/', body: requestDer(['-cert', leafFile]) };
+    const first = moving.respond(request) as OcspHttpResponse;
+    expect(Object.isFrozen(first) && Object.isFrozen(first.headers)).toBe(true);
+    expect(moving.respond({ ...request, body: Uint8Array.from(request.body) })).toBe(first);
+    now += 1_000;
+    const later = moving.respond(request) as OcspHttpResponse;
+    expect(later).not.toBe(first);
+    expect(later.headers['Cache-Control']).not.toBe(first.headers['Cache-Control']);
+    expect(later.body).toBe(first.body);
+  });
+
+  it('answers with the new response once the source returns one (a refresh), and 304 only for the tag asked', () => {
+    const serial = serialOf(h.leaf.der).toString();
+    let current = stored.get(serial)!;
+    const source: OcspResponseSource = { find: (lookup) => (lookup.serial === serial ? current : null) };
+    const refreshing = responder({ source });
+    const request = { method: 'POST', path: '/', body: requestDer(['-cert', leafFile]) };
+    const before = refreshing.respond(request) as OcspHttpResponse;
+    current = stored.get(serialOf(h.other.der).toString())!;
+    const after = refreshing.respond(request) as OcspHttpResponse;
+    expect(Buffer.from(after.body).equals(Buffer.from(current))).toBe(true);
+    expect(after.headers['ETag']).not.toBe(before.headers['ETag']);
+    expect((refreshing.respond({ ...request, headers: { 'if-none-match': before.headers['ETag']! } }) as OcspHttpResponse).status).toBe(200);
+    const notModified = refreshing.respond({ ...request, headers: { 'if-none-match': after.headers['ETag']! } }) as OcspHttpResponse;
+    expect(notModified.status).toBe(304);
+    expect(notModified.headers['Last-Modified']).toBe(after.headers['Last-Modified']);
+    expect(notModified.headers['Expires']).toBe(after.headers['Expires']);
   });
 });
 

@@ -44,12 +44,17 @@ export interface OcspHttpRequest {
   body?: Uint8Array;
 }
 
-/** The responder's answer. */
+/**
+ * The responder's answer. Frozen, with frozen headers, and shared: the same object answers every
+ * request for one stored response within one second (its `Cache-Control: max-age` changes by the
+ * second), so a transport may keep its encoding (`@certsmith/http1-server` does). Copy it to change it.
+ */
 export interface OcspHttpResponse {
-  status: number;
-  /** Header names in canonical case; a fresh object per answer, the caller's to add to. */
-  headers: Record<string, string>;
-  body: Uint8Array;
+  readonly status: number;
+  /** Header names in canonical case. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Not to be written to: it is the stored response itself. */
+  readonly body: Uint8Array;
 }
 
 /** What a response source is asked for. */
@@ -94,9 +99,28 @@ export interface OcspResponderOptions {
 const OCSP_CONTENT_TYPE = 'application/ocsp-response';
 const NO_CACHE = 'max-age=0, no-cache';
 const EMPTY = new Uint8Array(0);
-const MALFORMED = ocspErrorResponse('malformedRequest');
+
+function frozenAnswer(status: number, headers: Record<string, string>, body: Uint8Array): OcspHttpResponse {
+  return Object.freeze({ status, headers: Object.freeze(headers), body });
+}
+
+function errorAnswer(status: number, body: Uint8Array): OcspHttpResponse {
+  return frozenAnswer(status, { 'Content-Type': OCSP_CONTENT_TYPE, 'Cache-Control': NO_CACHE }, body);
+}
+
+const MALFORMED_ANSWER = errorAnswer(400, ocspErrorResponse('malformedRequest'));
 const INTERNAL_ERROR = ocspErrorResponse('internalError');
-const UNAUTHORIZED = ocspErrorResponse('unauthorized');
+const INTERNAL_ERROR_ANSWER = errorAnswer(500, INTERNAL_ERROR);
+/** CFSSL answers a stored response that does not parse with internalError, status 200. */
+const UNPARSABLE_ANSWER = errorAnswer(200, INTERNAL_ERROR);
+const UNAUTHORIZED_ANSWER = errorAnswer(200, ocspErrorResponse('unauthorized'));
+const METHOD_NOT_ALLOWED_ANSWER = frozenAnswer(405, { Allow: 'GET, POST', 'Cache-Control': NO_CACHE }, EMPTY);
+
+/** The success answer of one stored response, for as long as its `max-age` stays the same. */
+interface CachedAnswer {
+  maxAge: number;
+  answer: OcspHttpResponse;
+}
 
 /** A request header by its lower-case name (node:http and Koa keep them so), else in any case. */
 function header(headers: OcspHttpRequest['headers'], lowerCaseName: string): string | undefined {
@@ -131,8 +155,27 @@ function isAcceptableNonce(extnValue: Uint8Array): boolean {
   return extnValue.length >= 1 && extnValue.length <= 32;
 }
 
-function errorAnswer(status: number, body: Uint8Array): OcspHttpResponse {
-  return { status, headers: { 'Content-Type': OCSP_CONTENT_TYPE, 'Cache-Control': NO_CACHE }, body };
+/**
+ * What a source is asked for one request. A class, not an object literal with getters: the getters
+ * of a literal are closures made per request; these are the prototype's. `serial` and
+ * `authorityKeyId` are computed only when a source asks (the store's does, a responses file's does
+ * not): a BigInt conversion and hex per request add up.
+ */
+class RequestLookup implements OcspLookup {
+  private decimal: string | null = null;
+
+  constructor(
+    readonly certId: CertId,
+    readonly issuer: OcspIssuer | null,
+  ) {}
+
+  get serial(): string {
+    return (this.decimal ??= decimalSerial(this.certId.serialNumber));
+  }
+
+  get authorityKeyId(): string | null {
+    return this.issuer !== null ? this.issuer.keyIdentifier : this.certId.hashAlgorithm === 'SHA1' ? hex(this.certId.issuerKeyHash) : null;
+  }
 }
 
 /** A transport-independent OCSP responder. */
@@ -146,7 +189,12 @@ export class OcspResponder {
   private readonly prepared = new WeakMap<Uint8Array, PreparedOcspResponse>();
   private readonly resigned = new Map<string, PreparedOcspResponse>();
   private readonly resignedCacheSize: number;
-  private readonly cacheControls = new Map<number, { maxAge: number; value: string }>();
+  /**
+   * Each stored response's answer, kept by the response object the source returned: a source that
+   * reloads (the store's, every 5 s) returns new objects, which get answers of their own, and the
+   * old ones are collected with their answers.
+   */
+  private readonly answers = new WeakMap<PreparedOcspResponse, CachedAnswer>();
 
   constructor(options: OcspResponderOptions) {
     this.source = options.source;
@@ -173,47 +221,35 @@ export class OcspResponder {
     let der: Uint8Array | null;
     if (request.method === 'POST') der = request.body ?? EMPTY;
     else if (request.method === 'GET') der = decodeOcspGetPath(request.path, this.path);
-    else return { status: 405, headers: { Allow: 'GET, POST', 'Cache-Control': NO_CACHE }, body: EMPTY };
-    if (der === null) return errorAnswer(400, MALFORMED);
+    else return METHOD_NOT_ALLOWED_ANSWER;
+    if (der === null) return MALFORMED_ANSWER;
 
     let ocspRequest: OcspRequest;
     try {
       ocspRequest = parseOcspRequest(der);
     } catch {
-      return errorAnswer(400, MALFORMED);
+      return MALFORMED_ANSWER;
     }
     // RFC 8954 2.1: a nonce is 1–32 octets; a responder that echoes nonces rejects longer ones
     // (otherwise any client could make it sign and return arbitrary data).
-    if (this.signNonces && ocspRequest.nonce !== null && !isAcceptableNonce(ocspRequest.nonce)) return errorAnswer(400, MALFORMED);
+    if (this.signNonces && ocspRequest.nonce !== null && !isAcceptableNonce(ocspRequest.nonce)) return MALFORMED_ANSWER;
     const certId = ocspRequest.certIds[0]!;
     const issuer = this.directory.find(certId);
-    let serial: string | null = null;
-    const lookup: OcspLookup = {
-      certId,
-      // Both computed when a source asks (the store's does, a responses file's does not): a BigInt
-      // conversion and hex per request add up.
-      get serial() {
-        return (serial ??= decimalSerial(certId.serialNumber));
-      },
-      get authorityKeyId() {
-        return issuer !== null ? issuer.keyIdentifier : certId.hashAlgorithm === 'SHA1' ? hex(certId.issuerKeyHash) : null;
-      },
-      issuer,
-    };
+    const lookup: OcspLookup = new RequestLookup(certId, issuer);
 
     let found: ReturnType<OcspResponseSource['find']>;
     try {
       found = this.source.find(lookup);
     } catch (error) {
       this.onError(error);
-      return errorAnswer(500, INTERNAL_ERROR);
+      return INTERNAL_ERROR_ANSWER;
     }
     if (found instanceof Promise) {
       return found.then(
         (result) => this.respondWith(result, request, ocspRequest, issuer, certId),
         (error: unknown) => {
           this.onError(error);
-          return errorAnswer(500, INTERNAL_ERROR);
+          return INTERNAL_ERROR_ANSWER;
         },
       );
     }
@@ -228,9 +264,9 @@ export class OcspResponder {
     issuer: OcspIssuer | null,
     certId: CertId,
   ): OcspHttpResponse | Promise<OcspHttpResponse> {
-    if (found === null) return errorAnswer(200, UNAUTHORIZED);
+    if (found === null) return UNAUTHORIZED_ANSWER;
     const stored = this.prepare(found);
-    if (stored === null) return errorAnswer(200, INTERNAL_ERROR);
+    if (stored === null) return UNPARSABLE_ANSWER;
     const ifNoneMatch = header(request.headers, 'if-none-match');
     const nonce = this.signNonces && issuer?.identity ? ocspRequest.nonce : null;
     const otherHash = stored.single.certId.hashAlgorithm !== certId.hashAlgorithm && issuer?.identity;
@@ -243,42 +279,44 @@ export class OcspResponder {
     try {
       if (nonce !== null) {
         const fresh = await this.resign(stored, issuer, certId, nonce);
-        return { status: 200, headers: { 'Content-Type': OCSP_CONTENT_TYPE, 'Cache-Control': 'no-store' }, body: fresh.der };
+        return frozenAnswer(200, { 'Content-Type': OCSP_CONTENT_TYPE, 'Cache-Control': 'no-store' }, fresh.der);
       }
       return this.answer(await this.resignedFor(stored, issuer, certId), ifNoneMatch);
     } catch (error) {
       this.onError(error);
-      return errorAnswer(500, INTERNAL_ERROR);
+      return INTERNAL_ERROR_ANSWER;
     }
   }
 
-  /** Success headers (CFSSL's set), or 304 when If-None-Match matches. */
+  /**
+   * Success headers (CFSSL's set), or 304 when If-None-Match matches. The 200 answer is built once
+   * per stored response and second: only `max-age` moves with the clock (nextUpdate − now).
+   */
   private answer(response: PreparedOcspResponse, ifNoneMatch: string | undefined): OcspHttpResponse {
+    const maxAge = response.nextUpdateMs === null ? 0 : Math.max(0, Math.floor((response.nextUpdateMs - this.now()) / 1000));
+    if (ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, response.etag)) return frozenAnswer(304, this.cachingHeaders(response, maxAge), EMPTY);
+    const cached = this.answers.get(response);
+    if (cached !== undefined && cached.maxAge === maxAge) return cached.answer;
+    const headers = this.cachingHeaders(response, maxAge);
+    headers['Content-Type'] = OCSP_CONTENT_TYPE;
+    const answer = frozenAnswer(200, headers, response.der);
+    if (cached === undefined) this.answers.set(response, { maxAge, answer });
+    else {
+      cached.maxAge = maxAge;
+      cached.answer = answer;
+    }
+    return answer;
+  }
+
+  /** `Last-Modified`, `Cache-Control`, `ETag` and `Expires` of a stored response (200 and 304 alike). */
+  private cachingHeaders(response: PreparedOcspResponse, maxAge: number): Record<string, string> {
     const headers: Record<string, string> = {
       'Last-Modified': response.lastModified,
-      'Cache-Control': this.cacheControl(response.nextUpdateMs),
+      'Cache-Control': `max-age=${maxAge}, public, no-transform, must-revalidate`,
       ETag: response.etag,
     };
     if (response.expires !== null) headers['Expires'] = response.expires;
-    if (ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, response.etag)) return { status: 304, headers, body: EMPTY };
-    headers['Content-Type'] = OCSP_CONTENT_TYPE;
-    return { status: 200, headers, body: response.der };
-  }
-
-  /**
-   * `Cache-Control` for a response with this nextUpdate, now: the same text for every answer in the
-   * same second, so it is kept per nextUpdate (responses signed together share one) rather than
-   * formatted per answer.
-   */
-  private cacheControl(nextUpdateMs: number | null): string {
-    const maxAge = nextUpdateMs === null ? 0 : Math.max(0, Math.floor((nextUpdateMs - this.now()) / 1000));
-    const key = nextUpdateMs ?? 0;
-    const cached = this.cacheControls.get(key);
-    if (cached !== undefined && cached.maxAge === maxAge) return cached.value;
-    if (cached === undefined && this.cacheControls.size >= 1024) this.cacheControls.clear();
-    const value = `max-age=${maxAge}, public, no-transform, must-revalidate`;
-    this.cacheControls.set(key, { maxAge, value });
-    return value;
+    return headers;
   }
 
   /** Prepared form of a source result; `null` (internalError, CFSSL) when stored DER does not parse. */
