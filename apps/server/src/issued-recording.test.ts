@@ -8,7 +8,9 @@ import type { CertificateStatusRecord } from '@certsmith/revocation';
 import { TestPki } from '@certsmith/test-pki';
 import { CertsmithError, toHex } from '@certsmith/x509-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createIssuedRecorder } from './issued-recording.js';
+import { issuedCertificateFields } from '@certsmith/cert-store';
+import { createIssuedRecorder, issuedRecordingWorkerHook } from './issued-recording.js';
+import type { IssuedRecordingAttachment } from './issued-recording-worker.js';
 import type { IssuanceOcspSigner } from './issued-recording.js';
 
 const pki = new TestPki();
@@ -96,11 +98,71 @@ describe('createIssuedRecorder', () => {
     expect(error).toMatchObject({ code: 503, message: 'the certificate store is unavailable; retry later', retryAfterSeconds: 1 });
   });
 
+  it("records a worker's fields and OCSP response as they come, signing nothing here", async () => {
+    const { serial, record } = issued('worker.example', 'web');
+    const ocsp = fakeOcsp();
+    const body = Uint8Array.from([0x30, 0x03, 0x0a, 0x01, 0x01]);
+    const attachment: IssuedRecordingAttachment = { kind: 'issued-recording', fields: issuedCertificateFields(record.certificateDer), ocspResponse: { body, expiry: new Date(Date.now() + 3_600_000) } };
+    await createIssuedRecorder({ store, ocsp })({ ...record, attachment: structuredClone(attachment) });
+    expect(await store.getCertificate(serial, aki)).toMatchObject({ label: 'web', status: 'good', commonName: 'worker.example', sans: ['worker.example'], pem: record.certificatePem });
+    expect((await store.getOcspResponse(serial, aki))?.body).toEqual(body);
+    expect(ocsp.signed).toEqual([]);
+    expect(ocsp.recordedKeys).toEqual([`${aki}:${serial}`]);
+  });
+
+  it("signs here the response of a worker's certificate the worker did not sign for (a delegated responder)", async () => {
+    const { serial, record } = issued('delegated.example');
+    const ocsp = fakeOcsp();
+    const attachment: IssuedRecordingAttachment = { kind: 'issued-recording', fields: issuedCertificateFields(record.certificateDer), ocspResponse: null };
+    await createIssuedRecorder({ store, ocsp })({ ...record, attachment });
+    expect(ocsp.signed).toEqual([{ serial, authorityKeyId: aki, status: 'good', reason: 0, revokedAt: null }]);
+    expect((await store.getOcspResponse(serial, aki))?.body).toEqual(Uint8Array.from([0x30, 0x03, 0x0a, 0x01, 0x00]));
+  });
+
+  it("records a worker's fields without OCSP when the server signs none at issuance", async () => {
+    const { serial, record } = issued('rows-only.example', 'rows');
+    await createIssuedRecorder({ store })({ ...record, attachment: { kind: 'issued-recording', fields: issuedCertificateFields(record.certificateDer), ocspResponse: null } });
+    expect(await store.getCertificate(serial, aki)).toMatchObject({ label: 'rows', commonName: 'rows-only.example' });
+    expect(await store.getOcspResponse(serial, aki)).toBeNull();
+  });
+
   it('fails a duplicate with the store code (11000), keeping the first row', async () => {
     const { serial, record } = issued('twice.example', 'first');
     const recordIssued = createIssuedRecorder({ store });
     await recordIssued(record);
     await expect(recordIssued({ ...record, label: 'second' })).rejects.toMatchObject({ code: 11000 });
     expect(await store.getCertificate(serial, aki)).toMatchObject({ label: 'first' });
+  });
+});
+
+describe('issuedRecordingWorkerHook', () => {
+  const der = (value: number) => Uint8Array.of(value);
+  /** An authority as the hook reads it: its CA certificate, and who signs its OCSP responses. */
+  const authority = (label: string, keyIdentifier: string, ca: Uint8Array, ocsp: { delegated: boolean; certificate: Uint8Array }) => ({
+    label,
+    keyIdentifier,
+    ca: { certificate: { der: ca } },
+    ocsp: { delegated: ocsp.delegated, signer: { certificate: { der: ocsp.certificate } } },
+  });
+  const entry = (label: string, recreated: boolean) => ({ label, ...(recreated ? { workerRecipe: { module: 'x', options: {}, configDir: '/' } } : {}) });
+
+  it('lets the workers sign for labels whose CA signs its own responses with the certificate they hold', () => {
+    const all = [
+      authority('default', 'aa', der(1), { delegated: false, certificate: der(1) }),
+      authority('hsm', 'bb', der(2), { delegated: false, certificate: der(2) }),
+      authority('delegated', 'cc', der(3), { delegated: true, certificate: der(9) }),
+      // Shares the default CA's key but with another certificate: the service signs as `default`.
+      authority('reissued', 'aa', der(4), { delegated: false, certificate: der(4) }),
+      authority('same-ca', 'aa', der(1), { delegated: false, certificate: der(1) }),
+    ];
+    const authorities = {
+      byLabel: (label: string) => all.find((candidate) => candidate.label === label),
+      byKeyIdentifier: (key: string) => all.find((candidate) => candidate.keyIdentifier === key),
+    } as unknown as Parameters<typeof issuedRecordingWorkerHook>[0]['authorities'];
+    const signers = [entry('default', true), entry('hsm', false), entry('delegated', true), entry('reissued', true), entry('same-ca', true), entry('remote', true)];
+    const spec = issuedRecordingWorkerHook({ signers: signers as never, authorities, ocspIntervalMs: 7_200_000 });
+    expect(spec.data).toEqual({ ocspLabels: ['default', 'same-ca'], ocspIntervalMs: 7_200_000 });
+    expect(String(spec.module)).toMatch(/issued-recording-worker\.(ts|js)$/);
+    expect(issuedRecordingWorkerHook({ signers: signers as never, authorities: null, ocspIntervalMs: 1 }).data).toEqual({ ocspLabels: [], ocspIntervalMs: 1 });
   });
 });

@@ -36,6 +36,7 @@ import { ServerOptionError } from './errors.js';
 import { loadServerConfig } from './config-file.js';
 import { turnOffPretenuring } from './pretenuring.js';
 import { buildOperations } from './operations.js';
+import { issuedRecordingWorkerHook } from './issued-recording.js';
 import { TrustFileError, checkTrustFiles } from './trust-check.js';
 import type { TrustSummary } from './trust-check.js';
 import { parseHostPort, resolveServerOptions } from './server-options.js';
@@ -227,7 +228,20 @@ async function start(input: StartServerOptions): Promise<RunningServer> {
       tasks,
       size: options.workers,
       maxQueue: options.maxQueue,
-      init: issuingWorkerInits({ signers: registry.directory.entries, keyPool: options.keyPool, threads: options.workers }),
+      init: issuingWorkerInits({
+        signers: registry.directory.entries,
+        keyPool: options.keyPool,
+        threads: options.workers,
+        // With a store, the workers read each certificate's row and sign its first OCSP response.
+        issuedHook:
+          opened === null
+            ? undefined
+            : issuedRecordingWorkerHook({
+                signers: registry.directory.entries,
+                authorities: revocation.service === null ? null : revocation.authorities,
+                ocspIntervalMs: revocation.settings.ocspIntervalMs,
+              }),
+      }),
       ...(eventLoopTasks.length > 0 ? { callerThread: { maxTasks: EVENT_LOOP_TASKS, tasks: eventLoopTasks } } : {}),
       ...(prestartedWorkers === undefined ? {} : { prestarted: prestartedWorkers }),
       onError: (error) => logger.error({ err: error }, 'worker pool error'),

@@ -1,5 +1,6 @@
+import { TestPki } from '@certsmith/test-pki';
 import { describe, expect, it } from 'vitest';
-import { normaliseAuthorityKeyId, serialToDecimal } from './certificate-row.js';
+import { issuedCertificateFields, issuedCertificateRow, normaliseAuthorityKeyId, serialToDecimal } from './certificate-row.js';
 import { goJsonMarshal } from './go-json.js';
 
 describe('serialToDecimal', () => {
@@ -20,5 +21,19 @@ describe('goJsonMarshal', () => {
   it("writes Go's json.Marshal text: compact, sorted keys, HTML characters escaped", () => {
     expect(goJsonMarshal({ b: 1, a: ['x<y>&'] })).toBe('{"a":["x\\u003cy\\u003e\\u0026"],"b":1}');
     expect(goJsonMarshal(null)).toBe('null');
+  });
+});
+
+describe('issuedCertificateRow', () => {
+  const pki = new TestPki();
+  const root = pki.root({ CN: 'Row Root' }, { key: 'ecdsa-p256' });
+  const now = new Date('2026-11-26T08:00:00Z');
+
+  it('writes the same row from the fields read elsewhere (and cloned across threads) as from the certificate', () => {
+    const leaf = pki.leaf('fields.example', root, { key: 'ecdsa-p256' });
+    const fields = structuredClone(issuedCertificateFields(leaf.der));
+    const input = { label: 'web', ocspResponse: { body: Uint8Array.of(1), expiry: now } };
+    expect(issuedCertificateRow({ ...input, certificate: fields }, now)).toEqual(issuedCertificateRow({ ...input, certificate: leaf.der }, now));
+    expect(issuedCertificateRow({ certificate: fields }, now)).toMatchObject({ serial: serialToDecimal(leaf.serialHex.toLowerCase()), pem: leaf.pem, sansJson: '["fields.example"]', commonName: 'fields.example', label: '', status: 'good' });
   });
 });

@@ -5,7 +5,7 @@
 import { certificateToPem, commonName, decodePemBlock, parseCertificate, toHex, CertificateDecodeError } from '@certsmith/x509-core';
 import type { Certificate } from '@certsmith/x509-core';
 import { goJsonMarshal } from './go-json.js';
-import type { CertificateRowInput, IssuedOcspResponse, RecordCertificateInput } from './model.js';
+import type { CertificateRowInput, IssuedCertificateFields, IssuedOcspResponse, RecordCertificateInput } from './model.js';
 
 /** A `certificates` row ready to write; JSON columns as their text, times as `Date` (`null` = Go's zero time). */
 export interface CertificateRow {
@@ -56,25 +56,44 @@ export function parseRecordedCertificate(certificate: string | Uint8Array | Cert
   return parseCertificate(match.block.bytes);
 }
 
+function isIssuedCertificateFields(certificate: RecordCertificateInput['certificate']): certificate is IssuedCertificateFields {
+  return typeof certificate === 'object' && !(certificate instanceof Uint8Array) && (certificate as Partial<IssuedCertificateFields>).kind === 'issued-certificate-fields';
+}
+
+/** The values of a certificate's row that come from the certificate (see {@link IssuedCertificateFields}). */
+export function issuedCertificateFields(certificate: string | Uint8Array | Certificate): IssuedCertificateFields {
+  const parsed = parseRecordedCertificate(certificate);
+  const dns = parsed.subjectAltNames.dns;
+  return {
+    kind: 'issued-certificate-fields',
+    serial: serialToDecimal(parsed.serialNumberHex),
+    authorityKeyId: authorityKeyIdHex(parsed),
+    expiry: parsed.notAfter,
+    notBefore: parsed.notBefore,
+    pem: certificateToPem(parsed.der),
+    // Go marshals a nil slice as null (lifecycle spec §2.1: `null` when there are none).
+    sansJson: dns.length === 0 ? 'null' : goJsonMarshal(dns),
+    commonName: commonName(parsed.subject),
+  };
+}
+
 /** The row the local signer writes for a certificate it issued (status `good`, reason 0, not revoked). */
 export function issuedCertificateRow(input: RecordCertificateInput, now: Date): CertificateRow {
-  const certificate = parseRecordedCertificate(input.certificate);
-  const dns = certificate.subjectAltNames.dns;
+  const fields = isIssuedCertificateFields(input.certificate) ? input.certificate : issuedCertificateFields(input.certificate);
   return {
-    serial: serialToDecimal(certificate.serialNumberHex),
-    authorityKeyId: authorityKeyIdHex(certificate),
+    serial: fields.serial,
+    authorityKeyId: fields.authorityKeyId,
     label: input.label ?? '',
     status: 'good',
     reason: 0,
-    expiry: certificate.notAfter,
+    expiry: fields.expiry,
     revokedAt: null,
-    pem: certificateToPem(certificate.der),
+    pem: fields.pem,
     issuedAt: now,
-    notBefore: certificate.notBefore,
+    notBefore: fields.notBefore,
     metadataJson: goJsonMarshal(input.metadata ?? null),
-    // Go marshals a nil slice as null (lifecycle spec §2.1: `null` when there are none).
-    sansJson: dns.length === 0 ? 'null' : goJsonMarshal(dns),
-    commonName: commonName(certificate.subject),
+    sansJson: fields.sansJson,
+    commonName: fields.commonName,
     ...(input.ocspResponse === undefined ? {} : { ocspResponse: input.ocspResponse }),
   };
 }

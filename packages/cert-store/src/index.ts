@@ -17,6 +17,7 @@ export type {
   CertificateRecord,
   CertificateRowInput,
   RecordCertificateInput,
+  IssuedCertificateFields,
   IssuedOcspResponse,
   ListCertificatesOptions,
   CertificatePage,
@@ -33,7 +34,7 @@ export type {
   WatchChangesOptions,
   ChangeSubscription,
 } from './model.js';
-export { authorityKeyIdHex, serialToDecimal, normaliseAuthorityKeyId } from './certificate-row.js';
+export { authorityKeyIdHex, serialToDecimal, normaliseAuthorityKeyId, issuedCertificateFields } from './certificate-row.js';
 export { iterateCertificates, iterateOcspResponses } from './iterate.js';
 export { certificateRecordJson, formatGoTime } from './record-json.js';
 export type { CertificateRecordJson } from './record-json.js';

@@ -70,10 +70,11 @@ export interface CertificateRowInput {
 /** What issuing records: the certificate it signed and the label it signed with. */
 export interface RecordCertificateInput {
   /**
-   * The signed certificate: one PEM `CERTIFICATE` block, DER, or already parsed with
-   * `@certsmith/x509-core`'s `parseCertificate` (the caller has read it already: not parsed twice).
+   * The signed certificate: one PEM `CERTIFICATE` block, DER, already parsed with
+   * `@certsmith/x509-core`'s `parseCertificate` (the caller has read it already: not parsed twice),
+   * or the row's fields from {@link IssuedCertificateFields} (read where the certificate was signed).
    */
-  certificate: string | Uint8Array | Certificate;
+  certificate: string | Uint8Array | Certificate | IssuedCertificateFields;
   /** The sign request's label (`ca_label`); `''` when absent. */
   label?: string;
   /** The request's metadata map (CFSSL: always `null`, no API path sets it). */
@@ -83,6 +84,28 @@ export interface RecordCertificateInput {
    * a certificate is then never recorded without its response, and issuance costs one write, not two.
    */
   ocspResponse?: IssuedOcspResponse;
+}
+
+/**
+ * What a certificate's row takes from the certificate, as plain data (it may cross threads): made by
+ * `issuedCertificateFields` where the certificate already is — the worker that signed it — and given
+ * to `recordCertificate` instead of the certificate, so the thread that records does not read it again.
+ */
+export interface IssuedCertificateFields {
+  readonly kind: 'issued-certificate-fields';
+  /** Decimal, as Go's `big.Int.String()`. */
+  readonly serial: string;
+  /** Lower-case hex of the AKI, `''` when the certificate has none. */
+  readonly authorityKeyId: string;
+  /** notAfter. */
+  readonly expiry: Date;
+  readonly notBefore: Date;
+  /** The certificate as one PEM block. */
+  readonly pem: string;
+  /** The DNS SANs as Go's JSON (`null` when there are none). */
+  readonly sansJson: string;
+  /** The subject's common name, `null` when it has none. */
+  readonly commonName: string | null;
 }
 
 /** An OCSP response signed for a certificate before it is recorded ({@link RecordCertificateInput.ocspResponse}). */

@@ -99,6 +99,8 @@ export { issuingWorkerInits } from './worker-setup.js';
 export type { IssuingWorkerSetup } from './worker-setup.js';
 export { provideWorkerSigners, workerSignerSpecs } from './worker-signers.js';
 export type { WorkerSignerSpec } from './worker-signers.js';
+export { provideWorkerIssuedHook, workerIssuedHookInit } from './worker-issued-hook.js';
+export type { CreateWorkerIssuedHook, WorkerIssuedCertificate, WorkerIssuedHook, WorkerIssuedHookResult, WorkerIssuedHookSpec } from './worker-issued-hook.js';
 export { perWorkerKeyPool, provideThreadKeySource, workerKeyPool } from './worker-key-pool.js';
 export { keyAndCsrTask } from './key-and-csr-task.js';
 export type { KeyAndCsrTaskInput, KeyAndCsrTaskOutput } from './key-and-csr-task.js';

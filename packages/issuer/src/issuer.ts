@@ -63,6 +63,12 @@ export interface IssuedCertificateRecord {
   readonly certificateDer: Uint8Array;
   /** PEM with trailing newline, exactly as returned to the caller. */
   readonly certificatePem: string;
+  /**
+   * What the issuing worker's hook gave for this certificate (`IssuingWorkerSetup.issuedHook`);
+   * absent when the certificate was signed elsewhere (the calling thread: HSMs, the CLI) or the
+   * workers have no hook. The record port must then do that work itself.
+   */
+  readonly attachment?: unknown;
 }
 
 /**
@@ -215,9 +221,10 @@ export function createIssuer(options: IssuerOptions): Issuer {
    * `signRequest` capability, e.g. a forwarding `@certsmith/signer-multiroot`) gets back a certificate
    * its CA has already recorded, and a second row here would collide when both share a database.
    */
-  const record = async (route: SignerRoute, site: RouteSignatureSite, profile: string | undefined, certificate: SignedCertificate): Promise<void> => {
+  const record = async (route: SignerRoute, site: RouteSignatureSite, profile: string | undefined, certificate: SignedCertificate & { attachment?: unknown }): Promise<void> => {
     if (recordIssued === undefined || site === 'remote') return;
-    await recordIssued({ label: route.label, profile: profile ?? '', certificateDer: certificate.certificateDer, certificatePem: certificate.certificatePem });
+    const { certificateDer, certificatePem, attachment } = certificate;
+    await recordIssued({ label: route.label, profile: profile ?? '', certificateDer, certificatePem, ...(attachment === undefined ? {} : { attachment }) });
   };
 
   const sign = async <TBundle>(body: SignBody, route: SignerRoute, call: IssueCall<TBundle>): Promise<SignOutcome<TBundle>> => {
@@ -226,7 +233,7 @@ export function createIssuer(options: IssuerOptions): Issuer {
     const tasks = call.tasks ?? THIS_THREAD;
     const { bundle: wantsBundle, ...request } = body;
     const signRequest: SignRequest = request;
-    let signed: SignedCertificate;
+    let signed: SignedCertificate & { attachment?: unknown };
     if (site === 'worker') {
       // CSR check, certificate and signature in one task, with the worker's copy of the signer.
       signed = await countWorkerSignature(route, () => tasks.runTask(signInWorkerTask, { label: route.label, request: signRequest, profile: body.profile ?? '' }));

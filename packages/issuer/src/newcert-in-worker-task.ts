@@ -35,6 +35,10 @@ export interface NewcertInWorkerOutput {
   certificateSums: Sums;
   /** Time the one CA signature took, for the signer metrics of the main thread. */
   signSeconds: number;
+  /** What the worker's issued hook gave for the certificate (`worker-issued-hook.ts`), for the record port. */
+  attachment?: unknown;
+  /** Times of the signatures the hook made with the signer. */
+  hookSignSeconds?: readonly number[];
 }
 
 /**
@@ -56,6 +60,7 @@ export const newcertInWorkerTask = defineTask({
       certificateDer: issued.der,
       certificateSums: computeSums(issued.der),
       signSeconds: issued.signSeconds,
+      ...(issued.hookSignSeconds === undefined ? {} : { attachment: issued.attachment, hookSignSeconds: issued.hookSignSeconds }),
     };
   },
 });

@@ -87,14 +87,16 @@ export function signRemotely(route: SignerRoute, request: SignRequest, timeoutMs
 }
 
 /**
- * Run a worker task that signs with the route's worker copy, and count its signature in the signer
+ * Run a worker task that signs with the route's worker copy, and count its signatures in the signer
  * metrics (the signer of this thread, which the metrics wrap, never sees it). A failed task counts
  * as a failed signature only when the signer failed (2500).
  */
-export async function countWorkerSignature<T extends { signSeconds: number }>(route: SignerRoute, run: () => Promise<T>): Promise<T> {
+export async function countWorkerSignature<T extends { signSeconds: number; hookSignSeconds?: readonly number[] }>(route: SignerRoute, run: () => Promise<T>): Promise<T> {
   try {
     const output = await run();
     route.observeWorkerSign?.(output.signSeconds, true);
+    // Signatures of the worker's issued hook (a first OCSP response signed with the CA key).
+    for (const seconds of output.hookSignSeconds ?? []) route.observeWorkerSign?.(seconds, true);
     return output;
   } catch (error) {
     if ((error as { code?: unknown }).code === ErrorCode.PrivateKeyUnavailable) route.observeWorkerSign?.(0, false);

@@ -29,6 +29,10 @@ export interface SignInWorkerOutput {
   certificateDer: Uint8Array;
   /** Time the one CA signature took, for the signer metrics of the main thread. */
   signSeconds: number;
+  /** What the worker's issued hook gave for the certificate (`worker-issued-hook.ts`), for the record port. */
+  attachment?: unknown;
+  /** Times of the signatures the hook made with the signer. */
+  hookSignSeconds?: readonly number[];
 }
 
 /**
@@ -40,6 +44,11 @@ export const signInWorkerTask = defineTask({
   async run(input: SignInWorkerInput): Promise<SignInWorkerOutput> {
     const facts = csrFactsOf(parseCertificateRequest(input.request.certificate_request));
     const issued = await issueWithWorkerSigner(input.label, input.profile, facts, signOverridesOf(input.request));
-    return { certificatePem: issued.pem, certificateDer: issued.der, signSeconds: issued.signSeconds };
+    return {
+      certificatePem: issued.pem,
+      certificateDer: issued.der,
+      signSeconds: issued.signSeconds,
+      ...(issued.hookSignSeconds === undefined ? {} : { attachment: issued.attachment, hookSignSeconds: issued.hookSignSeconds }),
+    };
   },
 });

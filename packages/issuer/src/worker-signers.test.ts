@@ -12,6 +12,8 @@ import { createSignerDirectory } from './signer-directory.js';
 import type { SignerEntry } from './signer-directory.js';
 import { parseSigningPolicy } from './signing-policy-loader.js';
 import { created } from './test-support/pem-signer-plugin.js';
+import { provideWorkerIssuedHook } from './worker-issued-hook.js';
+import type { WorkerIssuedCertificate } from './worker-issued-hook.js';
 import { provideWorkerSigners, workerSignerSpecs, workerSigning } from './worker-signers.js';
 import type { WorkerSignerSpec } from './worker-signers.js';
 
@@ -57,7 +59,10 @@ function harness(options: { failWith?: string } = {}) {
   return { observed, main, issuer };
 }
 
-afterEach(() => provideWorkerSigners(null));
+afterEach(() => {
+  provideWorkerSigners(null);
+  provideWorkerIssuedHook(null);
+});
 
 describe("createIssuer with signatureSite 'worker'", () => {
   it('newcert: the worker copy signs, the certificate verifies under the CA, and the signature is counted', async () => {
@@ -108,6 +113,44 @@ describe("createIssuer with signatureSite 'worker'", () => {
     const before = created.count;
     await expect(h.issuer.newCertificate(decodeNewCertificateRequest({ request: { CN: 'p.example', hosts: ['p.example'] }, profile: 'nope' }), { tasks })).rejects.toMatchObject({ code: 5400 });
     expect(created.count).toBe(before);
+  });
+
+  it("runs the worker's issued hook with the worker copy and hands its attachment to the record port, counting its signatures", async () => {
+    const seen: WorkerIssuedCertificate[] = [];
+    provideWorkerIssuedHook(async (issued) => {
+      seen.push(issued);
+      // A second signature with the worker's copy, as the first OCSP response is signed.
+      const signature = await issued.signer.sign!(Uint8Array.of(1, 2, 3), 'ECDSA-SHA256');
+      return { attachment: { label: issued.label, bytes: issued.certificateDer.length, signed: signature.length > 0 }, signSeconds: [0.000_5] };
+    });
+    const recorded: unknown[] = [];
+    const h = harness();
+    const issuer = createIssuer({ signers: h.issuer.signers, signatureSite: 'worker', recordIssued: async (record) => void recorded.push(record) });
+    const newcert = await issuer.newCertificate(decodeNewCertificateRequest({ request: { CN: 'hook.example', hosts: ['hook.example'] } }), { tasks });
+    const { csrPem: csr } = await generateKeyAndCsr(decodeNewCertificateRequest({ request: { CN: 'csr.example', hosts: ['csr.example'] } }).request);
+    const signed = await issuer.signCertificate({ certificate_request: csr }, { tasks });
+    expect(seen.map((issued) => issued.label)).toEqual(['default', 'default']);
+    // The same worker copy every time (a hook may prepare what it needs for it once), and never the main thread's.
+    expect(seen[0]!.signer).toBe(seen[1]!.signer);
+    expect(h.main.signCalls).toBe(0);
+    expect(recorded).toEqual([
+      expect.objectContaining({ label: 'default', certificatePem: newcert.certificatePem, attachment: { label: 'default', bytes: newcert.certificateDer.length, signed: true } }),
+      expect.objectContaining({ label: 'default', certificatePem: signed.certificatePem, attachment: { label: 'default', bytes: signed.certificateDer.length, signed: true } }),
+    ]);
+    // Per certificate: its own signature, then the hook's.
+    expect(h.observed.map((o) => o.seconds > 0 && o.ok)).toEqual([true, true, true, true]);
+    expect(h.observed[1]!.seconds).toBe(0.000_5);
+  });
+
+  it("a failing issued hook fails the request with the hook's code and records nothing", async () => {
+    provideWorkerIssuedHook(() => {
+      throw Object.assign(new Error('signer "default" failed'), { code: 2500 });
+    });
+    const recorded: unknown[] = [];
+    const h = harness();
+    const issuer = createIssuer({ signers: h.issuer.signers, signatureSite: 'worker', recordIssued: async (record) => void recorded.push(record) });
+    await expect(issuer.newCertificate(decodeNewCertificateRequest({ request: { CN: 'x.example', hosts: ['x.example'] } }), { tasks })).rejects.toMatchObject({ code: 2500 });
+    expect(recorded).toEqual([]);
   });
 
   it('a label without a spec is a wiring error, not a silent main-thread fallback', async () => {

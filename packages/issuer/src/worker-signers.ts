@@ -24,6 +24,7 @@ import type { IssuerContext } from './issuer-context.js';
 import type { SignerEntry, WorkerSignerRecipe } from './signer-directory.js';
 import { selectProfile } from './signing-policy.js';
 import type { SigningPolicy } from './signing-policy.js';
+import { runWorkerIssuedHook } from './worker-issued-hook.js';
 
 /** One label a worker can issue for. */
 export interface WorkerSignerSpec {
@@ -128,6 +129,10 @@ export interface IssuedInWorker {
   der: Uint8Array;
   /** Time the one CA signature took, for the signer metrics of the main thread. */
   signSeconds: number;
+  /** What this thread's issued hook gave for the certificate (`worker-issued-hook.ts`); absent without a hook. */
+  attachment?: unknown;
+  /** Times of the signatures the hook made with the signer (counted in the signer metrics too). */
+  hookSignSeconds?: readonly number[];
 }
 
 /**
@@ -140,5 +145,7 @@ export async function issueWithWorkerSigner(label: string, profileName: string, 
   const timing = { seconds: 0 };
   const context = { ...signing.context, signer: timedSigner(signing.signer, timing) };
   const issued = await issueCertificate(context, signing.policy, profile, facts, overrides);
-  return { pem: issued.pem, der: issued.der, signSeconds: timing.seconds };
+  const hooked = await runWorkerIssuedHook({ label, certificateDer: issued.der, certificatePem: issued.pem, signer: signing.signer });
+  if (hooked === null) return { pem: issued.pem, der: issued.der, signSeconds: timing.seconds };
+  return { pem: issued.pem, der: issued.der, signSeconds: timing.seconds, attachment: hooked.attachment, hookSignSeconds: hooked.signSeconds };
 }
