@@ -20,6 +20,7 @@ import { prestartWorkers } from '@certsmith/worker-pool/prestart';
 import type { ServerOptionsInput } from './server-options.js';
 import type { TrustSnapshot } from '@certsmith/bundler';
 import { guessTrustFiles, prestartServeStore, readServeFlags } from './serve-prestart.js';
+import { holdBackOptimisation } from './start-up-tiering.js';
 
 /**
  * The packages the worker threads of `serve` take their tasks and init hooks from (bundling,
@@ -42,6 +43,9 @@ const SERVE_WORKER_PACKAGES = [
 // resolved options name the same files and store (serve-prestart.ts). The other commands import
 // only what they need.
 const serveFlags = process.argv[2] === 'serve' ? readServeFlags(process.argv.slice(3)) : undefined;
+// Before any thread starts: V8 optimises less of the code that runs only while `serve` starts, and
+// as usual once it listens (start-up-tiering.ts).
+const restoreOptimisation = serveFlags === undefined ? undefined : holdBackOptimisation();
 const trustFiles = serveFlags === undefined ? undefined : guessTrustFiles(serveFlags);
 const prestarted =
   serveFlags === undefined
@@ -87,6 +91,7 @@ async function serve(input: ServerOptionsInput): Promise<void> {
   // stays the last line of start-up (scripts wait for it).
   await new Promise<void>((resolve) => server.logger.flush(() => resolve()));
   process.stdout.write(`certsmith listening on ${server.url}\n`);
+  restoreOptimisation?.();
 
   const running = server;
   let stopping = false;
