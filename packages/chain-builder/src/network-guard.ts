@@ -183,11 +183,21 @@ function addToList(list: BlockList, cidr: Cidr): void {
   list.addSubnet(cidr.address, cidr.prefix, cidr.family);
 }
 
-const rangeLists: ReadonlyArray<{ range: AddressRange; list: BlockList }> = SPECIAL_PURPOSE_RANGES.map((range) => {
-  const list = new BlockList();
-  addToList(list, parseCidr(range.cidr));
-  return { range, list };
-});
+/**
+ * {@link SPECIAL_PURPOSE_RANGES} as one `BlockList` each, made on the first classification: every
+ * thread that runs bundle tasks imports this module at start-up, and most never judge an address
+ * (docs/performance.md, start-up pass 3).
+ */
+let rangeLists: ReadonlyArray<{ range: AddressRange; list: BlockList }> | undefined;
+
+function specialPurposeLists(): ReadonlyArray<{ range: AddressRange; list: BlockList }> {
+  rangeLists ??= SPECIAL_PURPOSE_RANGES.map((range) => {
+    const list = new BlockList();
+    addToList(list, parseCidr(range.cidr));
+    return { range, list };
+  });
+  return rangeLists;
+}
 
 /** 16 bytes of an IPv6 address (validated by `isIP` first; no zone). */
 function ipv6Bytes(address: string): Uint8Array {
@@ -238,7 +248,7 @@ function embeddedIpv4(address: string): { ipv4: string; embedding: 'IPv4-mapped'
 }
 
 function findRange(address: string, family: 'ipv4' | 'ipv6'): AddressRange | null {
-  for (const { range, list } of rangeLists) {
+  for (const { range, list } of specialPurposeLists()) {
     // BlockList also matches IPv4 rules against IPv4-mapped IPv6 addresses (and the reverse); only
     // the rule of the address's own family names the range.
     if (range.cidr.includes(':') !== (family === 'ipv6')) continue;
