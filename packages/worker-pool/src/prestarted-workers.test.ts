@@ -31,11 +31,11 @@ describe('prestartWorkers', () => {
     }
   });
 
-  it('run a task on the first thread once it has imported its modules, and answer with its result', async () => {
+  it('run a task on the first thread before it imports its preload modules, and answer with its result', async () => {
     const module = new URL('../test-fixtures/prestart-tasks.mjs', import.meta.url).href;
     const prestarted = prestartWorkers({ count: 2, preload, task: { module, name: 'test.double', input: 21 } });
     try {
-      await expect(prestarted.taskResult).resolves.toEqual({ doubled: 42, preloaded: true });
+      await expect(prestarted.taskResult).resolves.toEqual({ doubled: 42, preloaded: false });
     } finally {
       await prestarted.stop();
     }

@@ -28,7 +28,7 @@ export interface PrestartOptions {
   /** As the pool's option; default {@link DEFAULT_WORKER_YOUNG_GENERATION_MB}. */
   maxYoungGenerationSizeMb?: number;
   /**
-   * A task the first thread runs once it has imported `preload`, before a pool takes it — work the
+   * A task the first thread runs first thing, before it imports `preload` and before a pool takes it — work the
    * caller would otherwise do on its own thread while that thread is busy loading: `module` (URL or
    * specifier) exports the task's definition named `name`. Its result is
    * {@link PrestartedWorkers.taskResult}.

@@ -87,8 +87,11 @@ function cloneableOutcome(outcome: TaskOutcome): TaskOutcome {
  */
 async function adoptedSetup(port: MessagePort, data: PrestartData): Promise<WorkerSetup> {
   const setup = new Promise<WorkerSetup>((resolve) => port.once('message', (message: SetupMessage) => resolve(message.setup)));
-  await Promise.all(data.preload.map(async (module) => await import(module).catch(() => undefined)));
+  // The task first, with only its own modules: another thread waits for its result, while the
+  // other modules are needed only once the pool takes this thread (docs/performance.md, start-up
+  // pass 3).
   if (data.task !== undefined) await runPrestartTask(data.task);
+  await Promise.all(data.preload.map(async (module) => await import(module).catch(() => undefined)));
   return await setup;
 }
 

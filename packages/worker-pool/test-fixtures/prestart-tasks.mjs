@@ -12,7 +12,7 @@ export const preloadedTask = defineTask({
   run: () => globalThis.__prestartPreloaded === true,
 });
 
-/** Doubles its input and says whether its thread ran the preload module first. */
+/** Doubles its input and says whether its thread had run the preload module (it runs before it). */
 export const doubleTask = defineTask({
   name: 'test.double',
   module: import.meta.url,
