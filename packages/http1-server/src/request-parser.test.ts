@@ -176,3 +176,28 @@ describe('Http1RequestParser headers', () => {
     expect(Object.keys(headers)).toEqual(['host']);
   });
 });
+
+describe('Http1RequestParser repeated heads', () => {
+  const post = (length: number, body: string) => `POST / HTTP/1.1\r\nHost: a\r\nContent-Length: ${length}\r\n\r\n${body}`;
+
+  it('gives requests with the same head the same frozen headers, and their own bodies', () => {
+    const events = parse(post(3, 'one') + post(3, 'two') + post(5, 'three'));
+    const got = events.map((event) => (event.type === 'request' ? event.request : null));
+    expect(got.map((request) => Buffer.from(request!.body).toString('latin1'))).toEqual(['one', 'two', 'three']);
+    expect(got[1]!.headers).toBe(got[0]!.headers);
+    expect(Object.isFrozen(got[0]!.headers)).toBe(true);
+    expect(got[2]!.headers).not.toBe(got[0]!.headers);
+    expect(got[2]!.headers['content-length']).toBe('5');
+  });
+
+  it('yields continue again for a repeated head that expects 100-continue', () => {
+    const head = 'POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\n';
+    expect(parse(`${head}x${head}y`).map((event) => event.type)).toEqual(['continue', 'request', 'continue', 'request']);
+  });
+
+  it('refuses a repeated head that is refused, each time it comes', () => {
+    const tooLong = 'POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 101\r\n\r\n';
+    expect(refusal(parse(post(1, 'x') + tooLong))).toMatchObject({ status: 413 });
+    expect(refusal(parse(tooLong))).toMatchObject({ status: 413 });
+  });
+});

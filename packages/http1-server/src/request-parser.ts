@@ -28,7 +28,8 @@ export interface Http1Request {
   /** The request target as sent (origin form `/path?query`, or absolute form). */
   readonly target: string;
   readonly httpVersion: '1.0' | '1.1';
-  readonly headers: Http1Headers;
+  /** Frozen: requests with the same head share one object. */
+  readonly headers: Readonly<Http1Headers>;
   /** The body, de-chunked; empty when there is none. */
   readonly body: Uint8Array;
   /** Whether the connection may carry another request after this one (version and `Connection`). */
@@ -202,6 +203,16 @@ export class Http1RequestParser {
   private chunkState: ChunkState = 'size';
   private trailerBytes = 0;
   private continuePending = false;
+  /**
+   * The last head parsed on this connection, as text, with its parse and framing: a keep-alive
+   * client sends the same head again and again (same target, Host, Content-Type and, for requests
+   * of one size, Content-Length), and a head that equals the last one is not parsed again — the
+   * parse is a function of the text alone. Heads that ask for `100-continue` or are chunked are not
+   * kept (their handling has state).
+   */
+  private lastHeadText: string | null = null;
+  private lastHead: Head | null = null;
+  private lastFraming: BodyFraming | null = null;
 
   constructor(private readonly limits: Http1Limits) {}
 
@@ -279,14 +290,31 @@ export class Http1RequestParser {
       return null;
     }
     if (end - this.offset > this.limits.maxHeaderBytes) return this.refuse(431, `request head longer than ${this.limits.maxHeaderBytes} bytes`);
-    const head = parseHead(this.buffer.toString('latin1', this.offset, end), this.limits);
+    const text = this.buffer.toString('latin1', this.offset, end);
     this.offset = end + 4;
     this.scanFrom = this.offset;
-    if (head instanceof Refusal) return this.refuse(head.status, head.reason);
-    const expect = head.headers['expect'];
-    if (expect !== undefined && expect.toLowerCase() !== '100-continue') return this.refuse(417, `Expect: ${expect} not supported`);
-    const framing = bodyFraming(head, this.limits);
-    if (framing instanceof Refusal) return this.refuse(framing.status, framing.reason);
+    let head: Head;
+    let framing: BodyFraming;
+    let expect: string | undefined;
+    if (text === this.lastHeadText) {
+      head = this.lastHead!;
+      framing = this.lastFraming!;
+    } else {
+      const parsed = parseHead(text, this.limits);
+      if (parsed instanceof Refusal) return this.refuse(parsed.status, parsed.reason);
+      head = parsed;
+      Object.freeze(head.headers);
+      expect = head.headers['expect'];
+      if (expect !== undefined && expect.toLowerCase() !== '100-continue') return this.refuse(417, `Expect: ${expect} not supported`);
+      const checked = bodyFraming(head, this.limits);
+      if (checked instanceof Refusal) return this.refuse(checked.status, checked.reason);
+      framing = checked;
+      if (expect === undefined && framing.kind !== 'chunked') {
+        this.lastHeadText = text;
+        this.lastHead = head;
+        this.lastFraming = framing;
+      }
+    }
     this.head = head;
     this.framing = framing;
     this.bodyParts = [];

@@ -288,6 +288,35 @@ describe('OcspResponder.respond', () => {
   });
 });
 
+describe('OcspResponder repeated requests', () => {
+  it('answers a repeated POST and GET as the first, asking the source every time', () => {
+    let asked = 0;
+    const counting = responder({ source: { find: (lookup) => (asked++, memorySource.find(lookup)) }, seenRequestsSize: 2 });
+    const der = requestDer(['-cert', leafFile]);
+    const get = { method: 'GET', path: `/${encodeURIComponent(Buffer.from(der).toString('base64'))}` };
+    const first = counting.respond({ method: 'POST', path: '/', body: der }) as OcspHttpResponse;
+    expect(counting.respond({ method: 'POST', path: '/', body: Uint8Array.from(der) })).toBe(first);
+    expect(counting.respond(get)).toBe(first);
+    expect(counting.respond(get)).toBe(first);
+    expect(asked).toBe(4);
+    // Past the bound the kept requests are dropped, and requests still answered alike.
+    const other = requestDer(['-cert', otherFile]);
+    for (const body of [other, Uint8Array.from(other), der]) expect((counting.respond({ method: 'POST', path: '/', body }) as OcspHttpResponse).status).toBe(200);
+    expect(counting.respond({ method: 'POST', path: '/', body: der })).toBe(first);
+    expect((counting.respond({ method: 'POST', path: '/', body: der.subarray(1) }) as OcspHttpResponse).status).toBe(400);
+  });
+
+  it('keeps the CertID of a kept POST out of the buffer the body came in', () => {
+    const der = requestDer(['-cert', leafFile]);
+    const chunk = Buffer.alloc(4096);
+    chunk.set(der, 100);
+    const lookups: OcspLookup[] = [];
+    const keeping = responder({ source: { find: (lookup) => (lookups.push(lookup), memorySource.find(lookup)) } });
+    keeping.respond({ method: 'POST', path: '/', body: chunk.subarray(100, 100 + der.length) });
+    expect(lookups[0]!.certId.serialNumber.buffer).not.toBe(chunk.buffer);
+  });
+});
+
 describe('OcspResponder nonce limits', () => {
   it('refuses a nonce over 32 octets when it signs nonces, and ignores it otherwise', async () => {
     const base = requestDer(['-cert', leafFile, '-no_nonce']);

@@ -92,6 +92,8 @@ export interface OcspResponderOptions {
   now?: () => number;
   /** Entries of the re-signed-for-another-hash cache; default 10,000. */
   resignedCacheSize?: number;
+  /** Requests kept parsed, per method (POST by DER, GET by path); default 10,000 each. */
+  seenRequestsSize?: number;
   /** Called with source failures and unparsable stored responses (for the log); never with secrets. */
   onError?: (error: unknown) => void;
 }
@@ -178,6 +180,19 @@ class RequestLookup implements OcspLookup {
   }
 }
 
+/** A request parsed once, kept by its bytes. */
+interface KnownRequest {
+  readonly ocspRequest: OcspRequest;
+  readonly certId: CertId;
+  readonly issuer: OcspIssuer | null;
+  readonly lookup: RequestLookup;
+}
+
+/** The bytes as latin1 text (one character per byte): a map key for them. */
+function latin1(bytes: Uint8Array): string {
+  return (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).toString('latin1');
+}
+
 /** A transport-independent OCSP responder. */
 export class OcspResponder {
   private readonly source: OcspResponseSource;
@@ -195,6 +210,15 @@ export class OcspResponder {
    * old ones are collected with their answers.
    */
   private readonly answers = new WeakMap<PreparedOcspResponse, CachedAnswer>();
+  /**
+   * Requests already parsed, by their DER (POST, as latin1 text) or their path (GET): the parse,
+   * the issuer and the store key of a request depend on its bytes alone, and clients ask for the
+   * same certificates again and again, so a repeat skips the decoding and the DER reading. The
+   * source is still asked every time (its answer may change). Bounded: emptied when full.
+   */
+  private readonly seenPosts = new Map<string, KnownRequest>();
+  private readonly seenGets = new Map<string, KnownRequest>();
+  private readonly seenRequestsSize: number;
 
   constructor(options: OcspResponderOptions) {
     this.source = options.source;
@@ -204,6 +228,7 @@ export class OcspResponder {
     this.now = options.now ?? Date.now;
     this.onError = options.onError ?? (() => {});
     this.resignedCacheSize = options.resignedCacheSize ?? 10_000;
+    this.seenRequestsSize = options.seenRequestsSize ?? 10_000;
   }
 
   /** Answer one HTTP request. Never rejects. */
@@ -218,24 +243,44 @@ export class OcspResponder {
    * microtask per answer are a measurable share of an answer this small.
    */
   respond(request: OcspHttpRequest): OcspHttpResponse | Promise<OcspHttpResponse> {
+    let known: KnownRequest | undefined;
+    let key: string;
+    let seen: Map<string, KnownRequest>;
     let der: Uint8Array | null;
-    if (request.method === 'POST') der = request.body ?? EMPTY;
-    else if (request.method === 'GET') der = decodeOcspGetPath(request.path, this.path);
-    else return METHOD_NOT_ALLOWED_ANSWER;
-    if (der === null) return MALFORMED_ANSWER;
-
-    let ocspRequest: OcspRequest;
-    try {
-      ocspRequest = parseOcspRequest(der);
-    } catch {
-      return MALFORMED_ANSWER;
+    if (request.method === 'POST') {
+      der = request.body ?? EMPTY;
+      key = latin1(der);
+      seen = this.seenPosts;
+    } else if (request.method === 'GET') {
+      der = null;
+      key = request.path;
+      seen = this.seenGets;
+    } else return METHOD_NOT_ALLOWED_ANSWER;
+    known = seen.get(key);
+    if (known === undefined) {
+      // GET: decoded only now, on a miss. POST: parsed from a copy when kept, so that a kept CertID
+      // does not hold on to the whole socket chunk the body was cut from.
+      der = der === null ? decodeOcspGetPath(request.path, this.path) : Uint8Array.from(der);
+      if (der === null) return MALFORMED_ANSWER;
+      let ocspRequest: OcspRequest;
+      try {
+        ocspRequest = parseOcspRequest(der);
+      } catch {
+        return MALFORMED_ANSWER;
+      }
+      // RFC 8954 2.1: a nonce is 1–32 octets; a responder that echoes nonces rejects longer ones
+      // (otherwise any client could make it sign and return arbitrary data).
+      if (this.signNonces && ocspRequest.nonce !== null && !isAcceptableNonce(ocspRequest.nonce)) return MALFORMED_ANSWER;
+      const certId = ocspRequest.certIds[0]!;
+      const issuer = this.directory.find(certId);
+      known = { ocspRequest, certId, issuer, lookup: new RequestLookup(certId, issuer) };
+      // A request with a nonce is never asked again: keeping it would only push others out.
+      if (ocspRequest.nonce === null) {
+        if (seen.size >= this.seenRequestsSize) seen.clear();
+        seen.set(key, known);
+      }
     }
-    // RFC 8954 2.1: a nonce is 1–32 octets; a responder that echoes nonces rejects longer ones
-    // (otherwise any client could make it sign and return arbitrary data).
-    if (this.signNonces && ocspRequest.nonce !== null && !isAcceptableNonce(ocspRequest.nonce)) return MALFORMED_ANSWER;
-    const certId = ocspRequest.certIds[0]!;
-    const issuer = this.directory.find(certId);
-    const lookup: OcspLookup = new RequestLookup(certId, issuer);
+    const { ocspRequest, certId, issuer, lookup } = known;
 
     let found: ReturnType<OcspResponseSource['find']>;
     try {

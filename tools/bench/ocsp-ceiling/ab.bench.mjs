@@ -6,11 +6,11 @@
  * requests, 1,000 stored responses, one unknown serial in 50), in interleaved rounds. Each change
  * to the responder's hot path that stays is justified by a run of this (docs/performance.md, OCSP
  * section). Layouts as in `ceiling.bench.mjs`: `pinned` (wrk on CPU 0, the server with
- * `--workers 1` on CPU 1) and `shared` (both free; `--workers 2`, the default here).
+ * `--workers 1` on CPU 1) and `shared` (both free; `--workers 2`, the default here, or `--workers N`).
  *
  *   npm run build
  *   /work/bin/quiet node tools/bench/ocsp-ceiling/ab.bench.mjs --base /tmp/base [--rounds 5]
- *     [--seconds 3] [--layouts pinned,shared] [--get-post]
+ *     [--seconds 3] [--layouts pinned,shared] [--workers 2] [--get-post]
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
@@ -40,6 +40,8 @@ const rounds = Number(option('rounds', 5));
 const seconds = Number(option('seconds', 3));
 const layouts = option('layouts', 'pinned,shared').split(',');
 const methods = args.includes('--get-post') ? 'get-post' : 'post';
+/** `--workers N` for the shared layout (default 2, ocspserve's default here); pinned is always 1. */
+const sharedWorkers = option('workers', '2');
 
 async function main() {
   console.log(`${availableParallelism()} × ${cpus()[0]?.model}, Node ${process.version}, load average ${loadavg().map((n) => n.toFixed(2)).join(' ')}`);
@@ -56,7 +58,7 @@ async function main() {
       const running = [];
       try {
         for (const build of builds) {
-          const server = await startOcspServer({ kind: 'certsmith', responsesFile, probeBody: requests[0].der, workDir, repoRoot: build.repoRoot, extraArgs: ['--workers', pinned ? '1' : '2'], cpus: pinned ? '1' : undefined });
+          const server = await startOcspServer({ kind: 'certsmith', responsesFile, probeBody: requests[0].der, workDir, repoRoot: build.repoRoot, extraArgs: ['--workers', pinned ? '1' : sharedWorkers], cpus: pinned ? '1' : undefined });
           const problem = (await checkAnswers(server.url, requests, 'POST')) ?? (methods === 'get-post' ? await checkAnswers(server.url, requests, 'GET') : null);
           if (problem !== null) throw new Error(`${build.key}: ${problem}`);
           running.push({ build, server, rounds: [] });
