@@ -114,9 +114,12 @@ const frozenEncodings = new WeakMap<Http1Response, FrozenEncoding>();
  * @throws InvalidResponseError for a status outside 200–599, or a field that contains CR or LF.
  */
 export function encodeResponse(response: Http1Response, framing: ResponseFraming, nowMs: number): Buffer {
-  if (framing.head || framing.close || framing.keepAliveForHttp10 || !Object.isFrozen(response) || !Object.isFrozen(response.headers)) return encode(response, framing, nowMs);
-  const second = Math.floor(nowMs / 1000);
+  if (framing.head || framing.close || framing.keepAliveForHttp10) return encode(response, framing, nowMs);
+  // Only frozen responses are ever kept, and frozen stays frozen: a kept one needs no check (a
+  // call into the runtime that cost more than the lookup).
   const cached = frozenEncodings.get(response);
+  if (cached === undefined && !(Object.isFrozen(response) && Object.isFrozen(response.headers))) return encode(response, framing, nowMs);
+  const second = Math.floor(nowMs / 1000);
   if (cached !== undefined && cached.second === second) return cached.bytes;
   const bytes = encode(response, framing, nowMs);
   if (cached === undefined) frozenEncodings.set(response, { second, bytes });

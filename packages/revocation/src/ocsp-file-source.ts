@@ -47,6 +47,17 @@ function serialKey(content: Uint8Array): string {
 /** Load a responses file (the text of `cfssl ocspdump` / `certsmith ocspdump`). */
 export function createOcspFileSource(text: string, options: OcspFileSourceOptions = {}): OcspFileSource {
   const bySerial = new Map<string, PreparedOcspResponse[]>();
+  // The key of each serial asked for, by the serial's bytes: the responder asks again with the
+  // same CertID object for a request it has seen, and the hex costs more than this lookup.
+  const keys = new WeakMap<Uint8Array, string>();
+  const keyOf = (serial: Uint8Array): string => {
+    let key = keys.get(serial);
+    if (key === undefined) {
+      key = serialKey(serial);
+      keys.set(serial, key);
+    }
+    return key;
+  };
   let size = 0;
   const pieces = text.split(/\s+/).filter((piece) => piece !== '');
   pieces.forEach((piece, index) => {
@@ -71,7 +82,7 @@ export function createOcspFileSource(text: string, options: OcspFileSourceOption
   return {
     size,
     find(lookup) {
-      const candidates = bySerial.get(serialKey(lookup.certId.serialNumber));
+      const candidates = bySerial.get(keyOf(lookup.certId.serialNumber));
       if (candidates === undefined) return null;
       const requestAlgorithm = lookup.certId.hashAlgorithm;
       let undecided = false;
