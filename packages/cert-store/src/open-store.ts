@@ -7,6 +7,7 @@ import { postgresClientConfig } from './postgres/postgres-data-source.js';
 import { postgresError } from './postgres/postgres-errors.js';
 import type { PostgresStoreOptions } from './postgres/postgres-store.js';
 import { openSqliteDatabase, parseSqliteDataSource, sqliteSchemaConnection } from './sqlite/sqlite-database.js';
+import { CallingThreadWriter, supportsCallingThreadWriter } from './sqlite/calling-thread-writer.js';
 import { openInlineExecutor, openThreadExecutor } from './sqlite/sqlite-executor.js';
 import { SqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './store.js';
@@ -15,6 +16,12 @@ import type { Store } from './store.js';
 export interface SqliteStoreOptions {
   /** Run SQLite in the store's own thread (default true); `false` runs it in the calling thread (CLI commands). */
   thread?: boolean;
+  /**
+   * With the thread: commit issued rows (`recordCertificate`) on the calling thread when the
+   * database is free, through a second connection, instead of posting each batch to the thread
+   * (default true; WAL files only; see `sqlite/calling-thread-writer.ts`).
+   */
+  recordOnCallingThread?: boolean;
   /** How long a write waits for another process's lock before failing as unavailable; default 5000 ms. */
   busyTimeoutMs?: number;
 }
@@ -42,8 +49,10 @@ export async function openStore(config: DbConfig, options: OpenStoreOptions = {}
   if (config.driver === 'sqlite3') {
     const source = parseSqliteDataSource(config.dataSource);
     const executorOptions = { source, migrations, ...(options.sqlite?.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.sqlite.busyTimeoutMs }) };
-    const executor = options.sqlite?.thread === false ? await openInlineExecutor(executorOptions) : await openThreadExecutor(executorOptions);
-    return new SqliteStore(executor, common);
+    if (options.sqlite?.thread === false) return new SqliteStore(await openInlineExecutor(executorOptions), common);
+    const executor = await openThreadExecutor(executorOptions);
+    const writer = options.sqlite?.recordOnCallingThread !== false && supportsCallingThreadWriter(source) ? new CallingThreadWriter(source) : null;
+    return new SqliteStore(executor, { ...common, writer });
   }
   const clientConfig = postgresClientConfig(config.dataSource);
   await withSchemaConnection(config, options, async (connection) => await prepareSchema(connection, migrations));

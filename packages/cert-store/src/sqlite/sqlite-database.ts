@@ -19,7 +19,7 @@ import { sqliteError } from './sqlite-operations.js';
  * commit still syncs the WAL); the WAL file grows to ≈40 MB between checkpoints, and each checkpoint
  * is longer.
  */
-const WAL_AUTOCHECKPOINT_PAGES = 10_000;
+export const WAL_AUTOCHECKPOINT_PAGES = 10_000;
 
 /** A parsed SQLite data source. */
 export interface SqliteSource {

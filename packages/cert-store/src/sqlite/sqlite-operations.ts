@@ -123,13 +123,7 @@ export class SqliteOperations {
    * inserted on its own so only the offending rows fail, with the driver's text.
    */
   insertCertificates(rows: readonly CertificateRow[]): RowOutcome[] {
-    const insert = this.statement(INSERT_CERTIFICATE);
-    const upsert = this.statement(UPSERT_OCSP_RESPONSE);
-    // A row and its first OCSP response (issuing) are written together or not at all.
-    const insertRow = (row: CertificateRow): void => {
-      if (insert.run(...rowValues(row)).changes !== 1) throw new RecordInsertError();
-      if (row.ocspResponse !== undefined) upsert.run(...ocspValues(row.serial, row.authorityKeyId, row.ocspResponse));
-    };
+    const insertRow = this.rowInserter();
     try {
       this.db.transaction(() => {
         for (const row of rows) insertRow(row);
@@ -148,6 +142,44 @@ export class SqliteOperations {
         return { ok: false, error: toErrorPayload(sqliteError(error)) };
       }
     });
+  }
+
+  /**
+   * Insert a batch of rows in one transaction, only if this connection can take the write lock at
+   * once: `false` — nothing written — when another connection holds it (with a zero busy timeout)
+   * or any row fails. The caller then hands the batch to {@link insertCertificates} elsewhere, which
+   * waits for the lock and reports each row's outcome (see `calling-thread-writer.ts`).
+   */
+  insertCertificatesAtOnce(rows: readonly CertificateRow[]): boolean {
+    const insertRow = this.rowInserter();
+    try {
+      this.db
+        .transaction(() => {
+          for (const row of rows) insertRow(row);
+        })
+        .immediate();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** A row and its first OCSP response (issuing), written together or not at all (within the caller's transaction). */
+  private rowInserter(): (row: CertificateRow) => void {
+    const insert = this.statement(INSERT_CERTIFICATE);
+    const upsert = this.statement(UPSERT_OCSP_RESPONSE);
+    return (row) => {
+      if (insert.run(...rowValues(row)).changes !== 1) throw new RecordInsertError();
+      if (row.ocspResponse !== undefined) upsert.run(...ocspValues(row.serial, row.authorityKeyId, row.ocspResponse));
+    };
+  }
+
+  /**
+   * Copy the WAL into the database as far as no reader needs it, without waiting for anyone
+   * (`wal_checkpoint(PASSIVE)`): run here for the commits another connection made.
+   */
+  checkpoint(): void {
+    this.guarded(() => this.db.pragma('wal_checkpoint(PASSIVE)'));
   }
 
   getCertificate(serial: string, aki: string): CertificateRecord | null {

@@ -13,7 +13,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
 const nextFile = () => join(dir, `store-${(n += 1)}.db`);
 
-describeStoreConformance('sqlite (thread)', async () => await openStore({ driver: 'sqlite3', dataSource: nextFile() }));
+describeStoreConformance('sqlite (thread, issued rows committed on the calling thread)', async () => await openStore({ driver: 'sqlite3', dataSource: nextFile() }));
+describeStoreConformance('sqlite (thread, every write in the thread)', async () =>
+  await openStore({ driver: 'sqlite3', dataSource: nextFile() }, { sqlite: { recordOnCallingThread: false } }),
+);
 describeStoreConformance('sqlite (inline)', async () => await openStore({ driver: 'sqlite3', dataSource: nextFile() }, { sqlite: { thread: false } }));
 
 describe('sqlite: values as CFSSL writes them', () => {

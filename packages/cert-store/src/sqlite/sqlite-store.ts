@@ -28,6 +28,8 @@ import { rowToRecord } from '../record-mapping.js';
 import type { Store } from '../store.js';
 import { TurnBatcher } from '../turn-batcher.js';
 import type { BatchOutcome } from '../turn-batcher.js';
+import { CHECKPOINT_EVERY_ROWS } from './calling-thread-writer.js';
+import type { CallingThreadWriter } from './calling-thread-writer.js';
 import type { SqliteExecutor } from './sqlite-executor.js';
 
 /** Default poll interval of the SQLite change feed (no push mechanism in SQLite). */
@@ -44,9 +46,14 @@ export class SqliteStore implements Store {
   private readonly batcher: TurnBatcher<CertificateRow, CertificateRecord>;
   private readonly watches = new Set<ChangeSubscription>();
   private readonly now: () => Date;
+  /** Commits issued rows on this thread when it can (`calling-thread-writer.ts`); `null`: the executor does. */
+  private readonly writer: CallingThreadWriter | null;
+  private rowsSinceCheckpoint = 0;
+  private checkpointing: Promise<void> | null = null;
 
-  constructor(executor: SqliteExecutor, options: { now?: () => Date; maxBatch?: number } = {}) {
+  constructor(executor: SqliteExecutor, options: { now?: () => Date; maxBatch?: number; writer?: CallingThreadWriter | null } = {}) {
     this.executor = executor;
+    this.writer = options.writer ?? null;
     this.now = options.now ?? (() => new Date());
     // While one batch commits, the next is already in the SQLite thread's queue, so the thread starts
     // it as soon as the commit ends instead of idling until the commit's answer has reached this
@@ -56,10 +63,28 @@ export class SqliteStore implements Store {
   }
 
   private async writeRows(rows: CertificateRow[]): Promise<Array<BatchOutcome<CertificateRecord>>> {
+    if (this.writer?.write(rows) === true) {
+      this.checkpointFor(rows.length);
+      return rows.map((row) => ({ ok: true, value: rowToRecord(row) }));
+    }
     const outcomes = await this.executor.call('insertCertificates', rows);
     return outcomes.map((outcome, i) =>
       outcome.ok ? { ok: true, value: rowToRecord(rows[i]!) } : { ok: false, error: rebuildStoreError(outcome.error) },
     );
+  }
+
+  /** Ask the thread to checkpoint what the calling-thread writer committed, every {@link CHECKPOINT_EVERY_ROWS} rows. */
+  private checkpointFor(rows: number): void {
+    this.rowsSinceCheckpoint += rows;
+    if (this.rowsSinceCheckpoint < CHECKPOINT_EVERY_ROWS || this.checkpointing !== null) return;
+    this.rowsSinceCheckpoint = 0;
+    // A checkpoint that fails (the store closing, a reader holding the WAL) is retried after the next rows.
+    this.checkpointing = this.executor
+      .call('checkpoint')
+      .catch(() => undefined)
+      .finally(() => {
+        this.checkpointing = null;
+      });
   }
 
   async recordCertificate(input: RecordCertificateInput): Promise<CertificateRecord> {
@@ -153,6 +178,8 @@ export class SqliteStore implements Store {
     await Promise.all([...this.watches].map((watch) => watch.close()));
     this.watches.clear();
     await this.batcher.drain();
+    await this.checkpointing;
+    this.writer?.close();
     await this.executor.close();
   }
 }

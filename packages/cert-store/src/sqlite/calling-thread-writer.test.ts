@@ -1,0 +1,140 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { issuedCertificateFields } from '../certificate-row.js';
+import type { IssuedCertificateFields } from '../model.js';
+import { testIssuer } from '../test-support/certificates.js';
+import { CHECKPOINT_EVERY_ROWS, CallingThreadWriter, SLOW_COMMIT_MS, SLOW_DISK_PAUSE_MS, supportsCallingThreadWriter } from './calling-thread-writer.js';
+import { parseSqliteDataSource } from './sqlite-database.js';
+import { openInlineExecutor } from './sqlite-executor.js';
+import type { SqliteExecutor } from './sqlite-executor.js';
+import { SqliteStore } from './sqlite-store.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'certsmith-calling-thread-writer-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+const issuer = testIssuer('Calling Thread CA');
+
+/**
+ * A store whose "thread" is an executor on this thread that counts what it is asked and can hold
+ * `insertCertificates` until released; issued rows go through a calling-thread writer on the same file.
+ */
+async function harness(options: { clock?: () => number } = {}) {
+  const file = join(dir, `store-${(n += 1)}.db`);
+  const source = parseSqliteDataSource(file);
+  const inner = await openInlineExecutor({ source, migrations: 'apply' });
+  const calls: string[] = [];
+  let hold: Promise<void> = Promise.resolve();
+  const executor: SqliteExecutor = {
+    async call(method, ...args) {
+      calls.push(method);
+      if (method === 'insertCertificates') await hold;
+      return await inner.call(method, ...args);
+    },
+    close: () => inner.close(),
+  };
+  const store = new SqliteStore(executor, { writer: new CallingThreadWriter(source, options) });
+  return {
+    file,
+    store,
+    calls,
+    holdThreadInserts(until: Promise<void>) {
+      hold = until;
+    },
+  };
+}
+
+/** Row fields for a made-up certificate (cheap: thousands of rows), serials in issuing order. */
+function fields(index: number): IssuedCertificateFields {
+  const template = issuedCertificateFields(issuer.leaf('template.example').der);
+  return { ...template, serial: `${1_000_000_000 + index}` };
+}
+
+describe('SqliteStore with a calling-thread writer', () => {
+  it('commits issued rows on the calling thread, never posting them to the thread', async () => {
+    const h = await harness();
+    const leaves = ['a.example', 'b.example', 'c.example'].map((name) => issuer.leaf(name));
+    const records = await Promise.all(leaves.map((leaf) => h.store.recordCertificate({ certificate: leaf.der, label: 'web', ocspResponse: { body: Uint8Array.of(0x30, 0), expiry: new Date('2030-01-01T00:00:00Z') } })));
+    expect(h.calls).not.toContain('insertCertificates');
+    for (const record of records) {
+      expect(await h.store.getCertificate(record.serial, record.authorityKeyId)).toMatchObject({ label: 'web', status: 'good' });
+      expect((await h.store.getOcspResponse(record.serial, record.authorityKeyId))?.body).toEqual(Uint8Array.of(0x30, 0));
+    }
+    await h.store.close();
+  });
+
+  it('hands the batch to the thread when another connection holds the write lock, and the thread waits for it', async () => {
+    const h = await harness();
+    await h.store.recordCertificate({ certificate: issuer.leaf('warm.example').der });
+    const other = new Database(h.file);
+    other.exec('BEGIN IMMEDIATE');
+    let release!: () => void;
+    h.holdThreadInserts(new Promise<void>((resolve) => (release = resolve)));
+    const leaf = issuer.leaf('locked.example');
+    const recording = h.store.recordCertificate({ certificate: leaf.der, label: 'locked' });
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(h.calls).toContain('insertCertificates');
+    other.exec('COMMIT');
+    other.close();
+    release();
+    const record = await recording;
+    expect(await h.store.getCertificate(record.serial, record.authorityKeyId)).toMatchObject({ label: 'locked' });
+    await h.store.close();
+  });
+
+  it('sends a batch with a duplicate to the thread, which fails only that row (11000) and keeps the first', async () => {
+    const h = await harness();
+    const leaf = issuer.leaf('twice.example');
+    const first = await h.store.recordCertificate({ certificate: leaf.der, label: 'first' });
+    const other = issuer.leaf('other.example');
+    const [again, fine] = await Promise.allSettled([h.store.recordCertificate({ certificate: leaf.der, label: 'second' }), h.store.recordCertificate({ certificate: other.der })]);
+    expect(again).toMatchObject({ status: 'rejected', reason: { code: 11000 } });
+    expect(fine.status).toBe('fulfilled');
+    expect(h.calls.filter((call) => call === 'insertCertificates')).toHaveLength(1);
+    expect(await h.store.getCertificate(first.serial, first.authorityKeyId)).toMatchObject({ label: 'first' });
+    await h.store.close();
+  });
+
+  it(`asks the thread for a checkpoint every ${CHECKPOINT_EVERY_ROWS} rows written here`, async () => {
+    // A stopped clock: batches of 500 rows are not taken for a slow disk.
+    const h = await harness({ clock: () => 0 });
+    for (let batch = 0; batch < (2 * CHECKPOINT_EVERY_ROWS) / 500 + 1; batch++) {
+      await Promise.all(Array.from({ length: 500 }, (_, i) => h.store.recordCertificate({ certificate: fields(batch * 500 + i) })));
+    }
+    expect(h.calls.filter((call) => call === 'checkpoint')).toHaveLength(2);
+    expect(h.calls).not.toContain('insertCertificates');
+    const counted = await h.store.countCertificates();
+    expect(counted.reduce((sum, entry) => sum + entry.count, 0)).toBe(2 * CHECKPOINT_EVERY_ROWS + 500);
+    await h.store.close();
+  });
+});
+
+describe('CallingThreadWriter on a slow disk', () => {
+  it(`leaves commits to the thread for a while once they take over ${SLOW_COMMIT_MS} ms on average`, async () => {
+    // A clock in which every commit here takes 50 ms.
+    let now = 0;
+    let reads = 0;
+    const h = await harness({ clock: () => (now += reads++ % 2 === 0 ? 0 : 50) });
+    const inserts = () => h.calls.filter((call) => call === 'insertCertificates').length;
+    await h.store.recordCertificate({ certificate: fields(1) });
+    expect(inserts()).toBe(0);
+    await h.store.recordCertificate({ certificate: fields(2) });
+    expect(inserts()).toBe(1);
+    now += SLOW_DISK_PAUSE_MS;
+    await h.store.recordCertificate({ certificate: fields(3) });
+    expect(inserts()).toBe(1);
+    await h.store.close();
+  });
+});
+
+describe('supportsCallingThreadWriter', () => {
+  it('is true for a WAL file and false for memory, read-only or rollback-journal sources', () => {
+    expect(supportsCallingThreadWriter(parseSqliteDataSource('/var/lib/certsmith/certs.db'))).toBe(true);
+    expect(supportsCallingThreadWriter(parseSqliteDataSource(':memory:'))).toBe(false);
+    expect(supportsCallingThreadWriter(parseSqliteDataSource('file:certs.db?mode=ro'))).toBe(false);
+    expect(supportsCallingThreadWriter(parseSqliteDataSource('certs.db?_journal_mode=DELETE'))).toBe(false);
+    expect(supportsCallingThreadWriter(parseSqliteDataSource('certs.db?_journal_mode=wal'))).toBe(true);
+  });
+});

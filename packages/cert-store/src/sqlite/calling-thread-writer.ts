@@ -1,0 +1,118 @@
+/**
+ * Issued certificates' rows written on the calling thread (the event loop), beside the store's
+ * thread: a second connection to the same WAL database that commits each turn's batch itself.
+ *
+ * Why: with the store's thread, every batch costs a message each way, and the commit waits for a
+ * third thread to get a core while the event loop and the signing worker take both of a 2-core
+ * machine's — ≈0.3–0.4 ms a commit of ≈6 rows spent in the run queue, against ≈0.4 ms of work.
+ * Committing here instead cost the event loop ≈40 µs more per certificate than posting the batch
+ * and made newcert ≈8 % faster with ≈13 % less CPU (docs/performance.md, "Store-on speed pass 2").
+ *
+ * What stays off the event loop:
+ * - waiting for a lock: this connection's busy timeout is zero and it begins `IMMEDIATE`; when
+ *   another writer holds the database (a revoke or the OCSP refresh in the store's thread, another
+ *   process such as `certsmith revoke` or `cfssl`), the batch goes to the store's thread, which
+ *   waits for the lock as before. So does a batch with any failing row (a duplicate), so each row
+ *   gets the thread's exact outcome;
+ * - checkpoints: this connection's automatic checkpoint is only a backstop; the store asks its
+ *   thread to checkpoint (`PASSIVE`, concurrent with these commits) every
+ *   {@link CHECKPOINT_EVERY_ROWS} rows written here.
+ *
+ * - long commits: a commit here waits for its `fsync` (≈0.1 ms on the test VM) and takes ≈0.5 ms
+ *   for the ≈7 rows of a busy turn. When commits take longer than {@link SLOW_COMMIT_MS} on average
+ *   (a slow disk, or batches of hundreds of rows under a flood), the writer stands aside for
+ *   {@link SLOW_DISK_PAUSE_MS} and every batch goes to the thread, as before this writer existed.
+ *
+ * Durability is the data source's (`synchronous`, FULL by default): a row is committed before its
+ * certificate is returned, as with the thread. Only WAL databases on a file get a writer: in a
+ * rollback journal a second connection would block readers, and `:memory:` is per connection.
+ */
+import { performance } from 'node:perf_hooks';
+import type Database from 'better-sqlite3';
+import type { CertificateRow } from '../certificate-row.js';
+import { WAL_AUTOCHECKPOINT_PAGES, openSqliteDatabase } from './sqlite-database.js';
+import type { SqliteSource } from './sqlite-database.js';
+import { SqliteOperations } from './sqlite-operations.js';
+
+/**
+ * Rows written here between two checkpoints asked of the store's thread: at ≈3 WAL frames per
+ * issued row (docs/performance.md), about the 10,000 frames the thread's own connection checkpoints at.
+ */
+export const CHECKPOINT_EVERY_ROWS = 3_000;
+
+/** Average commit time (ms, weighted to the recent ones) above which the writer leaves commits to the thread. */
+export const SLOW_COMMIT_MS = 2;
+/** How long the writer stands aside after its commits were slow. */
+export const SLOW_DISK_PAUSE_MS = 30_000;
+
+/** True when `source` can have a calling-thread writer (see the module comment). */
+export function supportsCallingThreadWriter(source: SqliteSource): boolean {
+  // parseSqliteDataSource names every in-memory source `:memory:`.
+  return !source.readonly && source.filename !== ':memory:' && (source.journalMode ?? 'WAL').toUpperCase() === 'WAL';
+}
+
+/** The calling thread's connection for issued rows (opened on first use). */
+export class CallingThreadWriter {
+  private readonly source: SqliteSource;
+  private db: Database.Database | null = null;
+  private operations: SqliteOperations | null = null;
+  /** The connection could not be opened: every batch goes to the thread. */
+  private broken = false;
+  private closed = false;
+  /** Recent commit time here (ms, exponentially weighted). */
+  private commitMs = 0;
+  /** `performance.now()` until which batches go to the thread (slow commits). */
+  private pausedUntil = 0;
+  private readonly clock: () => number;
+
+  constructor(source: SqliteSource, options: { clock?: () => number } = {}) {
+    this.source = source;
+    this.clock = options.clock ?? (() => performance.now());
+  }
+
+  /**
+   * Commit `rows` in one transaction here; `false` — nothing written — when this connection cannot
+   * take the write lock at once, a row fails, or the connection cannot be opened: send them to the
+   * store's thread.
+   */
+  write(rows: readonly CertificateRow[]): boolean {
+    const started = this.clock();
+    if (started < this.pausedUntil) return false;
+    const operations = this.open();
+    if (operations === null || !operations.insertCertificatesAtOnce(rows)) return false;
+    this.commitMs = 0.9 * this.commitMs + 0.1 * (this.clock() - started);
+    if (this.commitMs > SLOW_COMMIT_MS) {
+      this.pausedUntil = this.clock() + SLOW_DISK_PAUSE_MS;
+      this.commitMs = 0;
+    }
+    return true;
+  }
+
+  private open(): SqliteOperations | null {
+    if (this.operations !== null || this.broken || this.closed) return this.operations;
+    try {
+      const db = openSqliteDatabase(this.source);
+      try {
+        db.pragma('busy_timeout = 0');
+        // A backstop only: the store's thread checkpoints for this connection (see the module comment).
+        db.pragma(`wal_autocheckpoint = ${3 * WAL_AUTOCHECKPOINT_PAGES}`);
+      } catch (error) {
+        db.close();
+        throw error;
+      }
+      this.db = db;
+      this.operations = new SqliteOperations(db);
+    } catch {
+      this.broken = true;
+    }
+    return this.operations;
+  }
+
+  /** Close the connection; later writes go to the thread. */
+  close(): void {
+    this.closed = true;
+    this.operations = null;
+    this.db?.close();
+    this.db = null;
+  }
+}
