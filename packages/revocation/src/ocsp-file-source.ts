@@ -24,6 +24,7 @@ export interface OcspFileSourceOptions {
 export interface OcspFileSource extends OcspResponseSource {
   /** Responses loaded (after de-duplication). */
   readonly size: number;
+  readonly fixed: true;
   find(lookup: OcspLookup): PreparedOcspResponse | null;
 }
 
@@ -47,17 +48,6 @@ function serialKey(content: Uint8Array): string {
 /** Load a responses file (the text of `cfssl ocspdump` / `certsmith ocspdump`). */
 export function createOcspFileSource(text: string, options: OcspFileSourceOptions = {}): OcspFileSource {
   const bySerial = new Map<string, PreparedOcspResponse[]>();
-  // The key of each serial asked for, by the serial's bytes: the responder asks again with the
-  // same CertID object for a request it has seen, and the hex costs more than this lookup.
-  const keys = new WeakMap<Uint8Array, string>();
-  const keyOf = (serial: Uint8Array): string => {
-    let key = keys.get(serial);
-    if (key === undefined) {
-      key = serialKey(serial);
-      keys.set(serial, key);
-    }
-    return key;
-  };
   let size = 0;
   const pieces = text.split(/\s+/).filter((piece) => piece !== '');
   pieces.forEach((piece, index) => {
@@ -81,8 +71,10 @@ export function createOcspFileSource(text: string, options: OcspFileSourceOption
 
   return {
     size,
+    // Read once: `ocspserve -responses` serves the file as it was at start-up, as CFSSL does.
+    fixed: true,
     find(lookup) {
-      const candidates = bySerial.get(keyOf(lookup.certId.serialNumber));
+      const candidates = bySerial.get(serialKey(lookup.certId.serialNumber));
       if (candidates === undefined) return null;
       const requestAlgorithm = lookup.certId.hashAlgorithm;
       let undecided = false;

@@ -289,31 +289,66 @@ describe('OcspResponder.respond', () => {
 });
 
 describe('OcspResponder repeated requests', () => {
-  it('answers a repeated POST and GET as the first, asking the source every time', () => {
-    let asked = 0;
-    const counting = responder({ source: { find: (lookup) => (asked++, memorySource.find(lookup)) }, seenRequestsSize: 2 });
-    const der = requestDer(['-cert', leafFile]);
+  /** A source that counts how often it is asked. */
+  function counting(fixed: boolean) {
+    const source = { asked: 0, fixed, find: (lookup: OcspLookup) => (source.asked++, memorySource.find(lookup)) };
+    return source;
+  }
+
+  it('asks a fixed source once per request seen (POST by its DER, GET by its path), and answers repeats alike', () => {
+    const source = counting(true);
+    const fixed = responder({ source });
+    const der = requestDer(['-no_nonce', '-cert', leafFile]);
     const get = { method: 'GET', path: `/${encodeURIComponent(Buffer.from(der).toString('base64'))}` };
-    const first = counting.respond({ method: 'POST', path: '/', body: der }) as OcspHttpResponse;
-    expect(counting.respond({ method: 'POST', path: '/', body: Uint8Array.from(der) })).toBe(first);
-    expect(counting.respond(get)).toBe(first);
-    expect(counting.respond(get)).toBe(first);
-    expect(asked).toBe(4);
-    // Past the bound the kept requests are dropped, and requests still answered alike.
-    const other = requestDer(['-cert', otherFile]);
-    for (const body of [other, Uint8Array.from(other), der]) expect((counting.respond({ method: 'POST', path: '/', body }) as OcspHttpResponse).status).toBe(200);
-    expect(counting.respond({ method: 'POST', path: '/', body: der })).toBe(first);
-    expect((counting.respond({ method: 'POST', path: '/', body: der.subarray(1) }) as OcspHttpResponse).status).toBe(400);
+    const unknown = { method: 'POST', path: '/', body: requestDer(['-no_nonce', '-serial', '0x7e01']) };
+    const first = fixed.respond({ method: 'POST', path: '/', body: der }) as OcspHttpResponse;
+    for (let i = 0; i < 3; i++) {
+      expect(fixed.respond({ method: 'POST', path: '/', body: Uint8Array.from(der) })).toBe(first);
+      expect(fixed.respond(get)).toBe(first);
+      expect(Buffer.from((fixed.respond(unknown) as OcspHttpResponse).body)).toEqual(Buffer.from([0x30, 0x03, 0x0a, 0x01, 0x06]));
+    }
+    expect(source.asked).toBe(3);
+  });
+
+  it('asks a source that is not fixed for every request, so a changed answer shows at once', () => {
+    const source = counting(false);
+    const changing = responder({ source });
+    const request = { method: 'POST', path: '/', body: requestDer(['-no_nonce', '-cert', leafFile]) };
+    for (let i = 0; i < 3; i++) changing.respond(request);
+    expect(source.asked).toBe(3);
+  });
+
+  it('keeps no request with a nonce, and at most seenRequestsSize of the others', () => {
+    const source = counting(true);
+    const bounded = responder({ source, seenRequestsSize: 2 });
+    const withNonce = { method: 'POST', path: '/', body: requestDer(['-cert', leafFile]) };
+    bounded.respond(withNonce);
+    bounded.respond(withNonce);
+    expect(source.asked).toBe(2);
+    const [a, b, c] = [leafFile, otherFile, caFile].map((file) => ({ method: 'POST', path: '/', body: requestDer(['-no_nonce', '-cert', file]) }));
+    for (const request of [a, b, a, b]) bounded.respond(request!);
+    expect(source.asked).toBe(4);
+    // Full: c empties the kept ones (c kept), a is kept next to it, b empties them again (b kept),
+    // a is asked again, b is not.
+    for (const request of [c, a, b, a, b]) bounded.respond(request!);
+    expect(source.asked).toBe(8);
   });
 
   it('keeps the CertID of a kept POST out of the buffer the body came in', () => {
-    const der = requestDer(['-cert', leafFile]);
+    const der = requestDer(['-no_nonce', '-cert', leafFile]);
     const chunk = Buffer.alloc(4096);
     chunk.set(der, 100);
     const lookups: OcspLookup[] = [];
     const keeping = responder({ source: { find: (lookup) => (lookups.push(lookup), memorySource.find(lookup)) } });
     keeping.respond({ method: 'POST', path: '/', body: chunk.subarray(100, 100 + der.length) });
     expect(lookups[0]!.certId.serialNumber.buffer).not.toBe(chunk.buffer);
+  });
+
+  it('answers a truncated repeat of a kept request malformedRequest', () => {
+    const fixed = responder({ source: counting(true) });
+    const der = requestDer(['-no_nonce', '-cert', leafFile]);
+    fixed.respond({ method: 'POST', path: '/', body: der });
+    expect((fixed.respond({ method: 'POST', path: '/', body: der.subarray(0, der.length - 1) }) as OcspHttpResponse).status).toBe(400);
   });
 });
 

@@ -77,6 +77,12 @@ export interface OcspLookup {
 export interface OcspResponseSource {
   /** The stored response for `lookup`, or `null` (answered `unauthorized`). Throwing answers internalError. */
   find(lookup: OcspLookup): PreparedOcspResponse | Uint8Array | null | Promise<PreparedOcspResponse | Uint8Array | null>;
+  /**
+   * `find` answers a request always alike (a responses file, read once): the responder then keeps
+   * the answer with the requests it has seen and does not ask again. A source whose answers change
+   * (the store's) leaves it unset and is asked for every request.
+   */
+  readonly fixed?: boolean;
 }
 
 /** Options of {@link OcspResponder}. */
@@ -186,6 +192,8 @@ interface KnownRequest {
   readonly certId: CertId;
   readonly issuer: OcspIssuer | null;
   readonly lookup: RequestLookup;
+  /** The source's synchronous answer, kept when the source is {@link OcspResponseSource.fixed}. */
+  found: PreparedOcspResponse | Uint8Array | null | undefined;
 }
 
 /** The bytes as latin1 text (one character per byte): a map key for them. */
@@ -214,7 +222,8 @@ export class OcspResponder {
    * Requests already parsed, by their DER (POST, as latin1 text) or their path (GET): the parse,
    * the issuer and the store key of a request depend on its bytes alone, and clients ask for the
    * same certificates again and again, so a repeat skips the decoding and the DER reading. The
-   * source is still asked every time (its answer may change). Bounded: emptied when full.
+   * source is still asked every time, unless it is `fixed` (its answer cannot change). Bounded:
+   * emptied when full.
    */
   private readonly seenPosts = new Map<string, KnownRequest>();
   private readonly seenGets = new Map<string, KnownRequest>();
@@ -273,7 +282,7 @@ export class OcspResponder {
       if (this.signNonces && ocspRequest.nonce !== null && !isAcceptableNonce(ocspRequest.nonce)) return MALFORMED_ANSWER;
       const certId = ocspRequest.certIds[0]!;
       const issuer = this.directory.find(certId);
-      known = { ocspRequest, certId, issuer, lookup: new RequestLookup(certId, issuer) };
+      known = { ocspRequest, certId, issuer, lookup: new RequestLookup(certId, issuer), found: undefined };
       // A request with a nonce is never asked again: keeping it would only push others out.
       if (ocspRequest.nonce === null) {
         if (seen.size >= this.seenRequestsSize) seen.clear();
@@ -282,12 +291,15 @@ export class OcspResponder {
     }
     const { ocspRequest, certId, issuer, lookup } = known;
 
-    let found: ReturnType<OcspResponseSource['find']>;
-    try {
-      found = this.source.find(lookup);
-    } catch (error) {
-      this.onError(error);
-      return INTERNAL_ERROR_ANSWER;
+    let found: ReturnType<OcspResponseSource['find']> | undefined = known.found;
+    if (found === undefined) {
+      try {
+        found = this.source.find(lookup);
+      } catch (error) {
+        this.onError(error);
+        return INTERNAL_ERROR_ANSWER;
+      }
+      if (this.source.fixed === true && !(found instanceof Promise)) known.found = found;
     }
     if (found instanceof Promise) {
       return found.then(
