@@ -334,6 +334,21 @@ describe('OcspResponder repeated requests', () => {
     expect(source.asked).toBe(8);
   });
 
+  it('keeps no request over 512 bytes of DER (POST) or 1,024 characters of path (GET)', () => {
+    const source = counting(true);
+    const fixed = responder({ source });
+    const many = requestDer(['-no_nonce', ...Array.from({ length: 12 }, () => ['-cert', leafFile]).flat()]);
+    expect(many.length).toBeGreaterThan(512);
+    const post = { method: 'POST', path: '/', body: many };
+    const get = { method: 'GET', path: `/${encodeURIComponent(Buffer.from(many).toString('base64'))}` };
+    expect(get.path.length).toBeGreaterThan(1024);
+    for (let i = 0; i < 2; i++) {
+      expect((fixed.respond(post) as OcspHttpResponse).status).toBe(200);
+      expect((fixed.respond(get) as OcspHttpResponse).status).toBe(200);
+    }
+    expect(source.asked).toBe(4);
+  });
+
   it('keeps the CertID of a kept POST out of the buffer the body came in', () => {
     const der = requestDer(['-no_nonce', '-cert', leafFile]);
     const chunk = Buffer.alloc(4096);

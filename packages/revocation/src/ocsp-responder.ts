@@ -186,6 +186,15 @@ class RequestLookup implements OcspLookup {
   }
 }
 
+/**
+ * Largest request kept parsed: a request for one certificate is ≈ 80–130 bytes of DER (≈ 200
+ * characters of URL-encoded base64 in a GET path). Bigger ones (several CertIDs, extensions) are
+ * parsed each time, so that the kept requests stay small (≤ 10,000 × ≈ 1 KB per method) whatever
+ * clients send — a POST body may be 64 KiB.
+ */
+const MAX_KEPT_REQUEST_BYTES = 512;
+const MAX_KEPT_GET_PATH_CHARS = 1024;
+
 /** A request parsed once, kept by its bytes. */
 interface KnownRequest {
   readonly ocspRequest: OcspRequest;
@@ -253,19 +262,19 @@ export class OcspResponder {
    */
   respond(request: OcspHttpRequest): OcspHttpResponse | Promise<OcspHttpResponse> {
     let known: KnownRequest | undefined;
-    let key: string;
+    let key: string | null;
     let seen: Map<string, KnownRequest>;
     let der: Uint8Array | null;
     if (request.method === 'POST') {
       der = request.body ?? EMPTY;
-      key = latin1(der);
+      key = der.byteLength <= MAX_KEPT_REQUEST_BYTES ? latin1(der) : null;
       seen = this.seenPosts;
     } else if (request.method === 'GET') {
       der = null;
-      key = request.path;
+      key = request.path.length <= MAX_KEPT_GET_PATH_CHARS ? request.path : null;
       seen = this.seenGets;
     } else return METHOD_NOT_ALLOWED_ANSWER;
-    known = seen.get(key);
+    if (key !== null) known = seen.get(key);
     if (known === undefined) {
       // GET: decoded only now, on a miss. POST: parsed from a copy when kept, so that a kept CertID
       // does not hold on to the whole socket chunk the body was cut from.
@@ -284,7 +293,7 @@ export class OcspResponder {
       const issuer = this.directory.find(certId);
       known = { ocspRequest, certId, issuer, lookup: new RequestLookup(certId, issuer), found: undefined };
       // A request with a nonce is never asked again: keeping it would only push others out.
-      if (ocspRequest.nonce === null) {
+      if (key !== null && ocspRequest.nonce === null) {
         if (seen.size >= this.seenRequestsSize) seen.clear();
         seen.set(key, known);
       }
