@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { issuedCertificateFields } from '../certificate-row.js';
 import type { IssuedCertificateFields } from '../model.js';
 import { testIssuer } from '../test-support/certificates.js';
-import { CHECKPOINT_EVERY_ROWS, CallingThreadWriter, SLOW_COMMIT_MS, SLOW_DISK_PAUSE_MS, supportsCallingThreadWriter } from './calling-thread-writer.js';
+import { CHECKPOINT_EVERY_ROWS, COMMITS_JUDGED, CallingThreadWriter, SLOW_COMMIT_MS, SLOW_DISK_PAUSE_MS, supportsCallingThreadWriter } from './calling-thread-writer.js';
 import { parseSqliteDataSource } from './sqlite-database.js';
 import { openInlineExecutor } from './sqlite-executor.js';
 import type { SqliteExecutor } from './sqlite-executor.js';
@@ -112,19 +112,37 @@ describe('SqliteStore with a calling-thread writer', () => {
 });
 
 describe('CallingThreadWriter on a slow disk', () => {
-  it(`leaves commits to the thread for a while once they take over ${SLOW_COMMIT_MS} ms on average`, async () => {
-    // A clock in which every commit here takes 50 ms.
-    let now = 0;
-    let reads = 0;
-    const h = await harness({ clock: () => (now += reads++ % 2 === 0 ? 0 : 50) });
-    const inserts = () => h.calls.filter((call) => call === 'insertCertificates').length;
-    await h.store.recordCertificate({ certificate: fields(1) });
-    expect(inserts()).toBe(0);
-    await h.store.recordCertificate({ certificate: fields(2) });
-    expect(inserts()).toBe(1);
-    now += SLOW_DISK_PAUSE_MS;
-    await h.store.recordCertificate({ certificate: fields(3) });
-    expect(inserts()).toBe(1);
+  /**
+   * A clock in which each commit here takes the next of `durations` ms (then 0): a write reads it
+   * three times (pause check, start, end), the end read moves it on.
+   */
+  function commitClock(durations: number[]) {
+    const clock = { now: 0, reads: 0 };
+    return Object.assign(() => (clock.now += clock.reads++ % 3 === 2 ? (durations.shift() ?? 0) : 0), { advance: (ms: number) => void (clock.now += ms) });
+  }
+  const record = async (h: Awaited<ReturnType<typeof harness>>, from: number, count: number) => {
+    for (let i = from; i < from + count; i++) await h.store.recordCertificate({ certificate: fields(i) });
+  };
+  const inserts = (h: Awaited<ReturnType<typeof harness>>) => h.calls.filter((call) => call === 'insertCertificates').length;
+
+  it(`leaves commits to the thread for a while once the median of ${COMMITS_JUDGED} takes over ${SLOW_COMMIT_MS} ms`, async () => {
+    const clock = commitClock(Array.from({ length: COMMITS_JUDGED }, () => 2 * SLOW_COMMIT_MS));
+    const h = await harness({ clock });
+    await record(h, 0, COMMITS_JUDGED);
+    expect(inserts(h)).toBe(0);
+    await record(h, 100, 1);
+    expect(inserts(h)).toBe(1);
+    clock.advance(SLOW_DISK_PAUSE_MS);
+    await record(h, 200, 1);
+    expect(inserts(h)).toBe(1);
+    await h.store.close();
+  });
+
+  it('keeps committing here through a few long commits', async () => {
+    const durations = Array.from({ length: COMMITS_JUDGED }, (_, i) => (i % 4 === 0 ? 40 : 0.3));
+    const h = await harness({ clock: commitClock(durations) });
+    await record(h, 0, COMMITS_JUDGED + 1);
+    expect(inserts(h)).toBe(0);
     await h.store.close();
   });
 });

@@ -19,8 +19,10 @@
  *   {@link CHECKPOINT_EVERY_ROWS} rows written here.
  *
  * - long commits: a commit here waits for its `fsync` (≈0.1 ms on the test VM) and takes ≈0.5 ms
- *   for the ≈7 rows of a busy turn. When commits take longer than {@link SLOW_COMMIT_MS} on average
- *   (a slow disk, or batches of hundreds of rows under a flood), the writer stands aside for
+ *   for the ≈7 rows of a busy turn (1–2 ms while the server warms up; a disk that syncs in 5–10 ms
+ *   makes every commit that long). When commits take longer than {@link SLOW_COMMIT_MS} (the median
+ *   of the last {@link COMMITS_JUDGED}: a slow disk, or batches of hundreds of rows under a flood),
+ *   the writer stands aside for
  *   {@link SLOW_DISK_PAUSE_MS} and every batch goes to the thread, as before this writer existed.
  *
  * Durability is the data source's (`synchronous`, FULL by default): a row is committed before its
@@ -40,8 +42,13 @@ import { SqliteOperations } from './sqlite-operations.js';
  */
 export const CHECKPOINT_EVERY_ROWS = 3_000;
 
-/** Average commit time (ms, weighted to the recent ones) above which the writer leaves commits to the thread. */
-export const SLOW_COMMIT_MS = 2;
+/** Median time of the last {@link COMMITS_JUDGED} commits (ms) above which the writer leaves commits to the thread. */
+export const SLOW_COMMIT_MS = 4;
+/**
+ * Commits judged together. The median, not the mean: one long commit (a checkpoint's `fsync` in
+ * the thread delays this one's) says nothing about the disk, a slow disk makes every commit slow.
+ */
+export const COMMITS_JUDGED = 32;
 /** How long the writer stands aside after its commits were slow. */
 export const SLOW_DISK_PAUSE_MS = 30_000;
 
@@ -59,8 +66,8 @@ export class CallingThreadWriter {
   /** The connection could not be opened: every batch goes to the thread. */
   private broken = false;
   private closed = false;
-  /** Recent commit time here (ms, exponentially weighted). */
-  private commitMs = 0;
+  /** The last commits' times here (ms), judged every {@link COMMITS_JUDGED}. */
+  private readonly commitMs: number[] = [];
   /** `performance.now()` until which batches go to the thread (slow commits). */
   private pausedUntil = 0;
   private readonly clock: () => number;
@@ -76,14 +83,16 @@ export class CallingThreadWriter {
    * store's thread.
    */
   write(rows: readonly CertificateRow[]): boolean {
-    const started = this.clock();
-    if (started < this.pausedUntil) return false;
+    if (this.clock() < this.pausedUntil) return false;
     const operations = this.open();
-    if (operations === null || !operations.insertCertificatesAtOnce(rows)) return false;
-    this.commitMs = 0.9 * this.commitMs + 0.1 * (this.clock() - started);
-    if (this.commitMs > SLOW_COMMIT_MS) {
-      this.pausedUntil = this.clock() + SLOW_DISK_PAUSE_MS;
-      this.commitMs = 0;
+    if (operations === null) return false;
+    const started = this.clock();
+    if (!operations.insertCertificatesAtOnce(rows)) return false;
+    this.commitMs.push(this.clock() - started);
+    if (this.commitMs.length === COMMITS_JUDGED) {
+      const sorted = this.commitMs.sort((a, b) => a - b);
+      if (sorted[COMMITS_JUDGED / 2]! > SLOW_COMMIT_MS) this.pausedUntil = this.clock() + SLOW_DISK_PAUSE_MS;
+      this.commitMs.length = 0;
     }
     return true;
   }
