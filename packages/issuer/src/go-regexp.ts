@@ -10,7 +10,21 @@
  * by structured clone, which keeps data but drops class instances and functions. Each thread
  * compiles a pattern once, on first use, into its own cache.
  */
-import { RE2JS, RE2JSException } from 're2js';
+import { createRequire } from 'node:module';
+import type { RE2JS } from 're2js';
+
+/**
+ * `re2js`, loaded on the first pattern: it is one 260 KB module whose import took ≈11 ms of each
+ * thread's start-up (the event loop and every worker import this module), and most servers have no
+ * Go pattern in their configuration (docs/performance.md, start-up pass 3). Loaded with `require`
+ * because compiling a pattern is synchronous; `re2js` ships the same version as CommonJS.
+ */
+let engine: typeof import('re2js') | undefined;
+
+function re2js(): typeof import('re2js') {
+  engine ??= createRequire(import.meta.url)('re2js') as typeof import('re2js');
+  return engine;
+}
 
 /** A Go regular expression that compiled. Match with {@link matchGoRegexp}. */
 export interface GoRegexp {
@@ -29,8 +43,9 @@ const compiled = new Map<string, RE2JS>();
 function program(source: string): RE2JS {
   let re = compiled.get(source);
   if (re === undefined) {
+    const { RE2JS: Engine, RE2JSException } = re2js();
     try {
-      re = RE2JS.compile(source);
+      re = Engine.compile(source);
     } catch (cause) {
       if (cause instanceof RE2JSException) throw new GoRegexpSyntaxError(cause.message, { cause });
       throw cause;
