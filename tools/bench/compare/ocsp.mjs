@@ -10,6 +10,8 @@
  * - `ocsp-get-post` (highest concurrency only): the same, GET (`/<url-encoded base64>`) and POST alternating. CFSSL 1.2.0
  *   answers every GET of a root-mounted responder 400 (it keeps the leading `/` in the base64 and
  *   turns `+` into a space); the pre-check finds that and the cell then measures certsmith alone.
+ * - `ocsp-pinned` (highest concurrency only): `ocsp` again with wrk on CPU 0 and both servers on the
+ *   other CPUs, where issue 21's target is judged ({@link measureOcsp} says why).
  *
  * The load generator is `wrk` (C, one thread, `concurrency` connections), not the harness's undici
  * loops: an OCSP answer costs a server a few tens of microseconds, about what undici spends per
@@ -373,15 +375,35 @@ export function wrkAvailable() {
   return !result.error && /wrk/i.test(`${result.stdout}${result.stderr}`);
 }
 
-/** The cells measured: name, title, wrk methods, the method a server must answer for the cell. */
+/**
+ * The cells measured: name, title, wrk methods, the method a server must answer for the cell, and the
+ * layout — `shared`: wrk and the server on every CPU of the machine; `pinned`: wrk on CPU 0, the
+ * server on the others (see {@link measureOcsp}).
+ */
 const OCSP_CELLS = [
-  { name: 'ocsp', title: 'OCSP responder (ocspserve, POST)', methods: 'post', check: 'POST' },
-  { name: 'ocsp-get-post', title: 'OCSP responder (ocspserve, GET + POST)', methods: 'get-post', check: 'GET' },
+  { name: 'ocsp', title: 'OCSP responder (ocspserve, POST)', methods: 'post', check: 'POST', layout: 'shared', everyConcurrency: true },
+  { name: 'ocsp-get-post', title: 'OCSP responder (ocspserve, GET + POST)', methods: 'get-post', check: 'GET', layout: 'shared', everyConcurrency: false },
+  { name: 'ocsp-pinned', title: 'OCSP responder (ocspserve, POST; wrk on CPU 0, servers on the rest)', methods: 'post', check: 'POST', layout: 'pinned', everyConcurrency: false },
 ];
+
+/** CPUs of the pinned layout: wrk on the first, the servers on the rest; null on a 1-CPU machine. */
+export function pinnedCpus(cpuCount = availableParallelism()) {
+  return cpuCount < 2 ? null : { wrk: '0', server: cpuCount === 2 ? '1' : `1-${cpuCount - 1}` };
+}
 
 /**
  * The OCSP cells: both responders on the same responses, warm-up then `rounds` timed rounds per
  * server and concurrency, alternating which server goes first; medians over rounds.
+ *
+ * Two layouts. In the `shared` one wrk runs beside the servers on every CPU, as the other cells'
+ * load generator does. At 70,000–120,000 answers per second wrk needs most of a core itself (≈9 µs
+ * per request, as much as the server), so on a 2-core machine that layout measures the generator as
+ * much as the server: no server that runs two busy threads reaches 3× CFSSL there, not even haproxy
+ * answering a static body (2.57×; one thread 4.04×; docs/performance.md, "OCSP ceiling pass"). The
+ * `pinned` layout gives wrk a core of its own (CPU 0) and both servers the same others — the usual
+ * way to measure a server when the generator cannot run on another machine; each server sizes itself
+ * to the CPUs it is given (Go's GOMAXPROCS and certsmith's default `--workers` both follow the
+ * affinity). Issue 21's 3× target is judged in the pinned cell; the shared cells stay in the report.
  *
  * @param {object} options
  * @param {{ certFile: string, keyFile: string }} options.ca
@@ -392,58 +414,72 @@ const OCSP_CELLS = [
  * @returns {Promise<Array<object>>} cells as the load operations' (`name`, `title`, `concurrency`, `results`)
  */
 export async function measureOcsp({ ca, workDir, repoRoot, options, log }) {
+  const concurrencies = (cell) => (cell.everyConcurrency ? options.concurrency : [Math.max(...options.concurrency)]);
+  const unavailable = (reason) => (cell) => concurrencies(cell).map((concurrency) => ({ name: cell.name, title: cell.title, concurrency, results: { certsmith: { available: false, reason }, cfssl: { available: false, reason } } }));
   if (!wrkAvailable()) {
     log('ocsp: wrk is not installed (apt-get install wrk): OCSP cells skipped');
-    const reason = 'not measured: wrk is not installed';
-    return OCSP_CELLS.flatMap((cell) =>
-      (cell.methods === 'post' ? options.concurrency : [Math.max(...options.concurrency)]).map((concurrency) => ({ name: cell.name, title: cell.title, concurrency, results: { certsmith: { available: false, reason }, cfssl: { available: false, reason } } }))
-    );
+    return OCSP_CELLS.flatMap(unavailable('not measured: wrk is not installed'));
   }
   const { responsesFile, requests } = await writeOcspWorkload(ca, workDir);
-  const started = [];
-  try {
-    for (const kind of ['certsmith', 'cfssl']) {
-      const server = await startOcspServer({ kind, responsesFile, probeBody: requests[0].der, workDir, repoRoot, nodeArgs: kind === 'certsmith' ? options.nodeArgs : [] });
-      started.push({ key: kind, server });
+  const cpus = pinnedCpus();
+  const cells = [];
+  for (const layout of ['shared', 'pinned']) {
+    const layoutCells = OCSP_CELLS.filter((cell) => cell.layout === layout);
+    if (layout === 'pinned' && cpus === null) {
+      log('ocsp: one CPU, no pinned layout');
+      cells.push(...layoutCells.flatMap(unavailable('not measured: the pinned layout needs 2 CPUs')));
+      continue;
     }
-    log(`ocsp: ${OCSP_SERIALS} responses, 1 unknown serial in ${UNKNOWN_EVERY} requests; certsmith ocspserve pid ${started[0].server.pid}, cfssl ocspserve pid ${started[1].server.pid}`);
-    const cells = [];
-    for (const cell of OCSP_CELLS) {
-      const script = join(workDir, `ocsp-${cell.methods}.lua`);
-      writeFileSync(script, wrkScript(requests, cell.methods));
-      const availability = {};
-      for (const { key, server } of started) {
-        const problem = (await checkAnswers(server.url, requests, 'POST')) ?? (cell.check === 'GET' ? await checkAnswers(server.url, requests, 'GET') : null);
-        availability[key] = problem === null ? { available: true } : { available: false, reason: problem };
-        if (problem !== null) log(`${cell.name}: ${key} not measured: ${problem}`);
+    const serverCpus = layout === 'pinned' ? cpus.server : undefined;
+    const wrkCpus = layout === 'pinned' ? cpus.wrk : undefined;
+    const started = [];
+    try {
+      for (const kind of ['certsmith', 'cfssl']) {
+        const server = await startOcspServer({ kind, responsesFile, probeBody: requests[0].der, workDir, repoRoot, nodeArgs: kind === 'certsmith' ? options.nodeArgs : [], cpus: serverCpus });
+        started.push({ key: kind, server });
       }
-      const targets = started.filter((t) => availability[t.key].available);
-      // The GET + POST mix only at the highest concurrency: it is the same server path plus GET decoding.
-      for (const concurrency of cell.methods === 'post' ? options.concurrency : [Math.max(...options.concurrency)]) {
-        log(`${cell.name} c=${concurrency}: ${targets.map((t) => t.key).join(' + ') || 'nothing to measure'}, ${options.rounds} × ${wrkSeconds(options.durationMs)} rounds (wrk)`);
-        const perTarget = Object.fromEntries(targets.map((t) => [t.key, []]));
-        const round = (target, durationMs) => runWrkRound({ url: target.server.url, script, concurrency, durationMs, pid: target.server.pid });
-        if (options.warmupMs > 0) for (const target of targets) await round(target, options.warmupMs);
-        for (let i = 0; i < options.rounds; i++) {
-          for (const target of i % 2 === 0 ? targets : [...targets].reverse()) perTarget[target.key].push(await round(target, options.durationMs));
-        }
-        const results = {};
-        for (const key of ['certsmith', 'cfssl']) {
-          if (!availability[key].available) {
-            results[key] = availability[key];
-            continue;
-          }
-          const list = perTarget[key];
-          const pick = (field) => median(list.map((r) => r[field]));
-          results[key] = { available: true, ...summarise(list), userMsPerRequest: pick('userMsPerRequest'), systemMsPerRequest: pick('systemMsPerRequest'), rounds: list };
-        }
-        cells.push({ name: cell.name, title: cell.title, concurrency, bodies: requests.length, loadGenerator: 'wrk -t1', results });
-      }
+      log(`ocsp (${layout}${serverCpus === undefined ? '' : `: wrk on CPU ${wrkCpus}, servers on CPU ${serverCpus}`}): ${OCSP_SERIALS} responses, 1 unknown serial in ${UNKNOWN_EVERY} requests; certsmith ocspserve pid ${started[0].server.pid}, cfssl ocspserve pid ${started[1].server.pid}`);
+      for (const cell of layoutCells) cells.push(...(await measureOcspCell({ cell, started, requests, concurrencies: concurrencies(cell), wrkCpus, workDir, options, log })));
+    } finally {
+      await Promise.all(started.map((target) => target.server.stop()));
     }
-    return cells;
-  } finally {
-    await Promise.all(started.map((target) => target.server.stop()));
   }
+  return cells;
+}
+
+/** One OCSP cell on servers already started: its concurrencies, rounds alternating between servers. */
+async function measureOcspCell({ cell, started, requests, concurrencies, wrkCpus, workDir, options, log }) {
+  const script = join(workDir, `ocsp-${cell.methods}.lua`);
+  writeFileSync(script, wrkScript(requests, cell.methods));
+  const availability = {};
+  for (const { key, server } of started) {
+    const problem = (await checkAnswers(server.url, requests, 'POST')) ?? (cell.check === 'GET' ? await checkAnswers(server.url, requests, 'GET') : null);
+    availability[key] = problem === null ? { available: true } : { available: false, reason: problem };
+    if (problem !== null) log(`${cell.name}: ${key} not measured: ${problem}`);
+  }
+  const targets = started.filter((t) => availability[t.key].available);
+  const cells = [];
+  for (const concurrency of concurrencies) {
+    log(`${cell.name} c=${concurrency}: ${targets.map((t) => t.key).join(' + ') || 'nothing to measure'}, ${options.rounds} × ${wrkSeconds(options.durationMs)} rounds (wrk)`);
+    const perTarget = Object.fromEntries(targets.map((t) => [t.key, []]));
+    const round = (target, durationMs) => runWrkRound({ url: target.server.url, script, concurrency, durationMs, pid: target.server.pid, cpus: wrkCpus });
+    if (options.warmupMs > 0) for (const target of targets) await round(target, options.warmupMs);
+    for (let i = 0; i < options.rounds; i++) {
+      for (const target of i % 2 === 0 ? targets : [...targets].reverse()) perTarget[target.key].push(await round(target, options.durationMs));
+    }
+    const results = {};
+    for (const key of ['certsmith', 'cfssl']) {
+      if (!availability[key].available) {
+        results[key] = availability[key];
+        continue;
+      }
+      const list = perTarget[key];
+      const pick = (field) => median(list.map((r) => r[field]));
+      results[key] = { available: true, ...summarise(list), userMsPerRequest: pick('userMsPerRequest'), systemMsPerRequest: pick('systemMsPerRequest'), rounds: list };
+    }
+    cells.push({ name: cell.name, title: cell.title, concurrency, bodies: requests.length, loadGenerator: wrkCpus === undefined ? 'wrk -t1' : `wrk -t1 on CPU ${wrkCpus}`, results });
+  }
+  return cells;
 }
 
 const µs = (ms) => (Number.isFinite(ms) ? (ms * 1000).toFixed(1) : '–');
