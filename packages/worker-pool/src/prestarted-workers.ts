@@ -13,8 +13,7 @@ import { MessageChannel, Worker } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
 import { workerExecArgv } from './exec-argv.js';
 import type { PrestartData, TaskOutcome } from './protocol.js';
-import { DEFAULT_WORKER_YOUNG_GENERATION_MB, defaultWorkerCount, workerEntryUrl } from './worker-defaults.js';
-import { fileURLToPath } from 'node:url';
+import { DEFAULT_WORKER_YOUNG_GENERATION_MB, defaultWorkerCount, workerEntryPath } from './worker-defaults.js';
 
 /** Options of {@link prestartWorkers}. */
 export interface PrestartOptions {
@@ -34,6 +33,11 @@ export interface PrestartOptions {
    * {@link PrestartedWorkers.taskResult}.
    */
   task?: { module: string; name: string; input: unknown };
+  /**
+   * The module the threads start on, as the pool's {@link WorkerPoolOptions.workerEntry} (which
+   * must name the same file for the pool to take them); default the pool's own entry.
+   */
+  workerEntry?: string | URL;
 }
 
 /** How a thread was started: a pool takes it only when it would start its own threads the same way. */
@@ -133,7 +137,7 @@ function taskResult(port: MessagePort): Promise<unknown> {
  */
 export function prestartWorkers(options: PrestartOptions = {}): PrestartedWorkers {
   const settings: StartSettings = {
-    filename: fileURLToPath(workerEntryUrl()),
+    filename: workerEntryPath(options.workerEntry),
     execArgv: workerExecArgv(process.execArgv),
     maxYoungGenerationSizeMb: options.maxYoungGenerationSizeMb ?? DEFAULT_WORKER_YOUNG_GENERATION_MB,
   };

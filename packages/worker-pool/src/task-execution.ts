@@ -5,6 +5,7 @@
  * still wait on I/O one turn later.
  */
 import { toErrorPayload } from '@certsmith/x509-core';
+import { importWorkerModule } from './bundled-modules.js';
 import type { TaskOutcome, TaskRequest } from './protocol.js';
 import { isTaskDefinition } from './task.js';
 import type { TaskDefinition } from './task.js';
@@ -92,7 +93,7 @@ export class TaskExecutor {
   private async import(name: string): Promise<TaskDefinition> {
     const module = this.taskModules[name];
     if (module === undefined) throw new Error(`worker has no task named "${name}"`);
-    const exports = (await import(module)) as Record<string, unknown>;
+    const exports = await importWorkerModule(module);
     const task = Object.values(exports).find((value) => isTaskDefinition(value) && value.name === name);
     if (task === undefined) throw new Error(`module ${module} does not export a task named "${name}"`);
     return task as TaskDefinition;

@@ -4,6 +4,7 @@
  * light to import (it runs first thing in the `certsmith` executable).
  */
 import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { resolveBuiltModule } from './task.js';
 
 /** Default young generation limit of each worker thread, MiB (semi-spaces of 4 MiB). */
@@ -25,4 +26,10 @@ export function defaultWorkerCount(): number {
  */
 export function workerEntryUrl(): string {
   return resolveBuiltModule(new URL(import.meta.url.endsWith('.ts') ? './worker-entry.ts' : './worker-entry.js', import.meta.url).href);
+}
+
+/** The file a thread starts on: `entry` (a path or `file:` URL), default {@link workerEntryUrl}'s. */
+export function workerEntryPath(entry?: string | URL): string {
+  if (entry === undefined) return fileURLToPath(workerEntryUrl());
+  return entry instanceof URL || entry.startsWith('file:') ? fileURLToPath(entry) : entry;
 }

@@ -4,6 +4,7 @@
  * trust data): each use case names a module of its own and the data it needs, and every thread that
  * runs tasks calls that module's `initWorker(data)` once before its first task.
  */
+import { importWorkerModule } from './bundled-modules.js';
 import { WorkerInitError } from './errors.js';
 import { resolveBuiltModule } from './task.js';
 
@@ -47,7 +48,7 @@ export async function runWorkerInits(inits: readonly ResolvedWorkerInit[]): Prom
   for (const init of inits) {
     let exports: Record<string, unknown>;
     try {
-      exports = (await import(init.module)) as Record<string, unknown>;
+      exports = await importWorkerModule(init.module);
     } catch (error) {
       throw new WorkerInitError(init.module, `cannot be imported: ${(error as Error).message}`, { cause: error });
     }

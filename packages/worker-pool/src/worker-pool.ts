@@ -6,7 +6,6 @@
  */
 import { existsSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { fromErrorPayload } from '@certsmith/x509-core';
 import { EndOfTurn, batchShare, defaultMaxTasksPerMessage } from './batching.js';
 import { ServiceUnavailableError, UnknownTaskError } from './errors.js';
@@ -24,7 +23,7 @@ import type { WorkerStart } from './worker-handle.js';
 import { resolveWorkerInits } from './worker-init.js';
 import type { WorkerInit } from './worker-init.js';
 import { WorkerSet, within } from './worker-set.js';
-import { DEFAULT_WORKER_YOUNG_GENERATION_MB, defaultWorkerCount, workerEntryUrl } from './worker-defaults.js';
+import { DEFAULT_WORKER_YOUNG_GENERATION_MB, defaultWorkerCount, workerEntryPath, workerEntryUrl } from './worker-defaults.js';
 import type { PrestartedWorkers } from './prestarted-workers.js';
 
 export { DEFAULT_WORKER_YOUNG_GENERATION_MB, defaultWorkerCount, workerEntryUrl };
@@ -87,6 +86,14 @@ export interface WorkerPoolOptions {
    * instead of starting its own (as many as it needs; the others are stopped).
    */
   prestarted?: PrestartedWorkers;
+  /**
+   * The module every worker thread starts on (a file path or `file:` URL of built JavaScript);
+   * default {@link workerEntryUrl}. A bundle of the pool's worker code and the task and init modules
+   * gives its own: it registers its modules (`registerBundledModules`) and then calls
+   * `runWorkerThread` (`@certsmith/worker-pool/worker-thread`). Prestarted threads are taken only
+   * when they were started on the same entry.
+   */
+  workerEntry?: string | URL;
 }
 
 /**
@@ -157,7 +164,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     registered.set(task.name, task);
     taskModules[task.name] = resolveBuiltModule(task.module);
   }
-  const filename = fileURLToPath(workerEntryUrl());
+  const filename = workerEntryPath(options.workerEntry);
   if (!existsSync(filename)) throw new Error(`worker entry ${filename} does not exist; build the workspace first (npm run build)`);
   const setup: WorkerSetup = { taskModules, inits: resolveWorkerInits(options.init), heartbeatIntervalMs };
   const start: WorkerStart = {
