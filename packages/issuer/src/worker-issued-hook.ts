@@ -12,7 +12,7 @@
  * remote CA never run it.
  */
 import type { Signer } from '@certsmith/signer-api';
-import { resolveBuiltModule } from '@certsmith/worker-pool';
+import { importWorkerModule, resolveBuiltModule } from '@certsmith/worker-pool';
 import type { WorkerInit } from '@certsmith/worker-pool';
 
 /** A certificate a worker has just signed, as the hook receives it. */
@@ -69,7 +69,8 @@ let installed: WorkerIssuedHook | null = null;
 /** The init hook (see {@link workerIssuedHookInit}): import the module and make this thread's hook. */
 export async function initWorker(data: unknown): Promise<void> {
   const init = data as HookInitData;
-  const exports = (await import(init.module)) as { createIssuedHook?: unknown };
+  // From the thread's bundle when it holds the module (`importWorkerModule`), as the pool's own imports.
+  const exports = (await importWorkerModule(init.module)) as { createIssuedHook?: unknown };
   if (typeof exports.createIssuedHook !== 'function') throw new TypeError(`${init.module} does not export a function named createIssuedHook`);
   provideWorkerIssuedHook(await (exports.createIssuedHook as CreateWorkerIssuedHook)(init.data));
 }
