@@ -14,9 +14,10 @@
  * A module of the bundle that finds something by its own location (`import.meta.url`: task
  * modules, the SQLite thread's entry, plugin resolution) gets its original file's URL.
  */
-import { readFile, rm } from 'node:fs/promises';
-import { dirname, join, relative, sep } from 'node:path';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { REQUIRE_BANNER, onePackageVersion, ownImportMetaUrl } from './bundle-plugins.mjs';
 
 const distDir = fileURLToPath(new URL('../dist/', import.meta.url));
 const outfile = join(distDir, 'cli-runtime.bundle.js');
@@ -47,57 +48,6 @@ const SHARED_PACKAGES = [
 ];
 const NATIVE_PACKAGES = ['better-sqlite3', 'pkcs11js', 'graphene-pk11', 'pg-native'];
 
-/** `import.meta.url` of each bundled workspace file → that file's own URL, relative to the bundle. */
-const ownImportMetaUrl = {
-  name: 'own-import-meta-url',
-  setup(builder) {
-    builder.onLoad({ filter: /[\\/](packages|plugins|apps)[\\/][^\\/]+[\\/]dist[\\/].*\.js$/ }, async (args) => {
-      const contents = await readFile(args.path, 'utf8');
-      if (!contents.includes('import.meta.url')) return { contents, loader: 'js' };
-      const own = relative(dirname(outfile), args.path).split('\\').join('/');
-      return { contents: contents.replaceAll('import.meta.url', `new URL(${JSON.stringify(own)}, import.meta.url).href`), loader: 'js' };
-    });
-  },
-};
-
-/**
- * One copy per package version: npm nests a second copy of a package when the hoisted one is
- * another major (koa and type-is each get their own mime-types 3.0.2 — with its mime-db — beside
- * the root's 2.1.35); each copy would build its tables at start-up. A package already bundled at
- * the same version is reused from its first location.
- */
-const onePackageVersion = {
-  name: 'one-package-version',
-  setup(builder) {
-    const first = new Map();
-    builder.onResolve({ filter: /^[^./]/ }, async (args) => {
-      if (args.pluginData === 'one-package-version' || args.kind === 'entry-point') return undefined;
-      const resolved = await builder.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: 'one-package-version' });
-      if (resolved.errors.length > 0 || resolved.external || !resolved.path.includes(`${sep}node_modules${sep}`)) return resolved;
-      const packageRoot = resolved.path.slice(0, resolved.path.lastIndexOf(`${sep}node_modules${sep}`) + `${sep}node_modules${sep}`.length) + packageName(args.path);
-      let manifest;
-      try {
-        manifest = JSON.parse(await readFile(join(packageRoot, 'package.json'), 'utf8'));
-      } catch {
-        return resolved;
-      }
-      const key = `${manifest.name}@${manifest.version}`;
-      const firstRoot = first.get(key);
-      if (firstRoot === undefined) {
-        first.set(key, packageRoot);
-        return resolved;
-      }
-      return { ...resolved, path: join(firstRoot, relative(packageRoot, resolved.path)) };
-    });
-  },
-};
-
-/** `@scope/name` or `name` of a bare specifier. */
-function packageName(specifier) {
-  const parts = specifier.split('/');
-  return specifier.startsWith('@') ? parts.slice(0, 2).join(sep) : parts[0];
-}
-
 await build({
   entryPoints: [join(distDir, 'cli-runtime.js')],
   outfile,
@@ -106,9 +56,8 @@ await build({
   format: 'esm',
   target: 'node20',
   external: [...SHARED_PACKAGES, ...NATIVE_PACKAGES, '*.node'],
-  // CommonJS dependencies (koa, pino…) call require() for Node's modules.
-  banner: { js: "import { createRequire as __certsmithCreateRequire } from 'node:module';\nconst require = __certsmithCreateRequire(import.meta.url);" },
-  plugins: [ownImportMetaUrl, onePackageVersion],
+  banner: { js: REQUIRE_BANNER },
+  plugins: [ownImportMetaUrl(outfile), onePackageVersion()],
   legalComments: 'none',
   logLevel: 'warning',
 });
