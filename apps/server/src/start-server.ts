@@ -62,6 +62,12 @@ export interface StartServerOptions extends ServerOptionsInput {
    */
   prestartedWorkers?: PrestartedWorkers;
   /**
+   * The module the pool's worker threads start on (the pool's `workerEntry`): the `certsmith`
+   * executable gives its bundle of the workers' code (`dist/worker.bundle.js`) when it was built, and
+   * starts its prestarted threads on the same file. Default: the pool's own entry.
+   */
+  workerEntry?: string | URL;
+  /**
    * The certificate store opened earlier from a guess (`prestartStore`, as the `certsmith`
    * executable does for the default store): used when it is the store these options resolve to,
    * closed otherwise.
@@ -126,7 +132,7 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
 
 async function start(input: StartServerOptions): Promise<RunningServer> {
   turnOffPretenuring();
-  const { logger: givenLogger, operations: extraOperations, env, prestartedWorkers, prestartedStore, prestartedTrust, ...serverInput } = input;
+  const { logger: givenLogger, operations: extraOperations, env, prestartedWorkers, workerEntry, prestartedStore, prestartedTrust, ...serverInput } = input;
   // Used (and its failure handled) only once the options are known to name the same files.
   prestartedTrust?.snapshot.catch(() => undefined);
   const options = await resolveServerOptions(serverInput);
@@ -244,6 +250,7 @@ async function start(input: StartServerOptions): Promise<RunningServer> {
       }),
       ...(eventLoopTasks.length > 0 ? { callerThread: { maxTasks: EVENT_LOOP_TASKS, tasks: eventLoopTasks } } : {}),
       ...(prestartedWorkers === undefined ? {} : { prestarted: prestartedWorkers }),
+      ...(workerEntry === undefined ? {} : { workerEntry }),
       onError: (error) => logger.error({ err: error }, 'worker pool error'),
     });
   } catch (error) {
