@@ -1,8 +1,9 @@
 /**
  * Bundle the code of `serve`'s worker threads into `dist/worker.bundle.js`, which the `certsmith`
  * executable starts its workers on when it exists (the pool's `workerEntry`): one file instead of
- * ≈150 modules, ≈60 ms sooner at the trust reading the first request waits for (docs/performance.md,
- * start-up pass 4). Run by `npm run build` after bundle-cli.mjs; it reads the compiled `dist/` files.
+ * one per module, so the first worker reaches the trust reading the first request waits for ≈20 ms
+ * sooner (docs/performance.md, start-up pass 4). Run by `npm run build` after bundle-cli.mjs; it
+ * reads the compiled `dist/` files.
  *
  * Workers import their task modules and init hooks by URL (a task's `module`, an init hook's
  * `module`, the prestart's preload), so the bundle's entry registers every workspace module it
@@ -13,7 +14,8 @@
  *
  * Kept out, as separate modules: the packages signer plugins import by name (x509-core,
  * signer-api: one instance per thread for the plugins and the issuer), the signer plugins themselves
- * (loaded by name, like third-party ones), the store and native addons.
+ * (loaded by name, like third-party ones), the store, undici (loaded on the first AIA fetch) and
+ * native addons.
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
