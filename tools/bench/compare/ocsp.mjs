@@ -32,7 +32,7 @@ import { algorithmsForKeyObject, signWithKeyObject } from '@certsmith/signer-api
 import { buildOcspResponse, createOcspSigningIdentity, createRevocationSigner, encodeCertId, formatOcspResponseFile, ocspValidity } from '@certsmith/revocation';
 import { derSequence, parseCertificates } from '@certsmith/x509-core';
 import { median, summarise } from './load.mjs';
-import { certsmithNodeFlags, findFreePort, readCpuSplitMs, readMachineCpu, tail, trackChild } from './servers.mjs';
+import { certsmithNodeFlags, findFreePort, readCpuSplitMs, readMachineCpu, stopChild, tail, trackChild } from './servers.mjs';
 
 /** Serials with a stored response. */
 export const OCSP_SERIALS = 1000;
@@ -206,16 +206,7 @@ export async function startOcspServer({ kind, responsesFile, probeBody, workDir,
   trackChild(child);
   let exited = false;
   child.once('exit', () => (exited = true));
-  const stop = () =>
-    new Promise((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      child.once('exit', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      child.kill('SIGTERM');
-    });
+  const stop = () => stopChild(child);
   const url = `http://127.0.0.1:${port}`;
   const deadline = started + 30_000;
   for (;;) {

@@ -196,8 +196,8 @@ export function tail(file, lines = 20) {
   }
 }
 
-/** SIGTERM (both servers shut down gracefully on it), SIGKILL after 5 s. */
-function stopChild(child) {
+/** SIGTERM (every server measured here shuts down gracefully on it), SIGKILL after 5 s. */
+export function stopChild(child) {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
@@ -230,6 +230,24 @@ export async function stopAllServers() {
 /** Last resort from a synchronous `exit` handler: SIGKILL what is still running. */
 export function killAllServersNow() {
   for (const child of children) child.kill('SIGKILL');
+}
+
+/**
+ * Run a stand-alone benchmark script's `main`: on Ctrl-C or a failure, SIGKILL the servers it
+ * started before exiting (130 on SIGINT, 1 with the error printed on failure).
+ *
+ * @param {() => Promise<void>} main
+ */
+export function runBenchScript(main) {
+  process.once('SIGINT', () => {
+    killAllServersNow();
+    process.exit(130);
+  });
+  main().catch((error) => {
+    killAllServersNow();
+    console.error(error);
+    process.exit(1);
+  });
 }
 
 /** Resident set size of a process in bytes (`VmRSS` of /proc/<pid>/status), NaN when unreadable. */

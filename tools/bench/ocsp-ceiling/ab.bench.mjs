@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { median } from '../compare/load.mjs';
 import { checkAnswers, runWrkRound, startOcspServer, writeOcspWorkload, wrkScript } from '../compare/ocsp.mjs';
 import { createSignerCa } from '../compare/pki.mjs';
-import { killAllServersNow } from '../compare/servers.mjs';
+import { runBenchScript } from '../compare/servers.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const args = process.argv.slice(2);
@@ -89,12 +89,4 @@ async function main() {
   for (const line of lines) console.log(line);
 }
 
-process.once('SIGINT', () => {
-  killAllServersNow();
-  process.exit(130);
-});
-main().catch((error) => {
-  killAllServersNow();
-  console.error(error);
-  process.exit(1);
-});
+runBenchScript(main);

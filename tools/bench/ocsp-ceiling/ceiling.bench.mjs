@@ -45,7 +45,7 @@ import { prepareOcspResponse } from '@certsmith/revocation';
 import { median } from '../compare/load.mjs';
 import { checkAnswers, runWrkRound, startOcspServer, writeOcspWorkload, wrkScript } from '../compare/ocsp.mjs';
 import { createSignerCa } from '../compare/pki.mjs';
-import { certsmithNodeFlags, findFreePort, killAllServersNow, tail, trackChild } from '../compare/servers.mjs';
+import { certsmithNodeFlags, findFreePort, runBenchScript, stopChild, tail, trackChild } from '../compare/servers.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const repoRoot = join(here, '../../..');
@@ -110,16 +110,7 @@ async function spawnServer(label, command, commandArgs, workDir, ready) {
   trackChild(child);
   let exited = false;
   child.once('exit', () => (exited = true));
-  const stop = () =>
-    new Promise((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      child.once('exit', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      child.kill('SIGTERM');
-    });
+  const stop = () => stopChild(child);
   const port = await ready(child);
   if (port === null || exited) {
     await stop();
@@ -292,12 +283,4 @@ async function main() {
   if (jsonFile) writeFileSync(jsonFile, `${JSON.stringify({ machine: { cpus: availableParallelism(), model: cpus()[0]?.model, node: process.version }, rounds, seconds, concurrency, results }, null, 2)}\n`);
 }
 
-process.once('SIGINT', () => {
-  killAllServersNow();
-  process.exit(130);
-});
-main().catch((error) => {
-  killAllServersNow();
-  console.error(error);
-  process.exit(1);
-});
+runBenchScript(main);
