@@ -14,24 +14,14 @@
  * A module of the bundle that finds something by its own location (`import.meta.url`: task
  * modules, the SQLite thread's entry, plugin resolution) gets its original file's URL.
  */
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { REQUIRE_BANNER, onePackageVersion, ownImportMetaUrl } from './bundle-plugins.mjs';
+import { BUNDLE_OPTIONS, NATIVE_PACKAGES, esbuildOrSkip, onePackageVersion, ownImportMetaUrl } from './bundle-plugins.mjs';
 
 const distDir = fileURLToPath(new URL('../dist/', import.meta.url));
 const outfile = join(distDir, 'cli-runtime.bundle.js');
 
-// A checkout whose node_modules predate esbuild (not yet `npm install`ed) still builds: the
-// executable then runs the compiled modules — never an older bundle of older code.
-let build;
-try {
-  ({ build } = await import('esbuild'));
-} catch {
-  await rm(outfile, { force: true });
-  process.stderr.write('bundle-cli: esbuild is not installed (run npm install); certsmith runs unbundled, its start-up is slower\n');
-  process.exit(0);
-}
+const build = await esbuildOrSkip(outfile, 'bundle-cli: esbuild is not installed (run npm install); certsmith runs unbundled, its start-up is slower');
 
 const SHARED_PACKAGES = [
   '@certsmith/x509-core',
@@ -46,18 +36,11 @@ const SHARED_PACKAGES = [
   '@certsmith/signer-multiroot',
   '@certsmith/signer-pkcs11',
 ];
-const NATIVE_PACKAGES = ['better-sqlite3', 'pkcs11js', 'graphene-pk11', 'pg-native'];
 
 await build({
+  ...BUNDLE_OPTIONS,
   entryPoints: [join(distDir, 'cli-runtime.js')],
   outfile,
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
   external: [...SHARED_PACKAGES, ...NATIVE_PACKAGES, '*.node'],
-  banner: { js: REQUIRE_BANNER },
   plugins: [ownImportMetaUrl(outfile), onePackageVersion()],
-  legalComments: 'none',
-  logLevel: 'warning',
 });

@@ -1,13 +1,45 @@
 /**
  * What the bundles of `npm run build` share (bundle-cli.mjs: the main thread's program and server;
- * bundle-worker.mjs: the worker threads' code): esbuild plugins, and the banner that CommonJS
- * dependencies need.
+ * bundle-worker.mjs: the worker threads' code): loading esbuild, the options and externals every
+ * bundle has, esbuild plugins, and the banner that CommonJS dependencies need.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 
 /** Banner of every bundle: CommonJS dependencies (koa, pino…) call require() for Node's modules. */
 export const REQUIRE_BANNER = "import { createRequire as __certsmithCreateRequire } from 'node:module';\nconst require = __certsmithCreateRequire(import.meta.url);";
+
+/** Native addons (better-sqlite3, pkcs11js, graphene-pk11's) and optional natives (pg-native): never bundled. */
+export const NATIVE_PACKAGES = ['better-sqlite3', 'pkcs11js', 'graphene-pk11', 'pg-native'];
+
+/** esbuild options of every bundle: Node 20 ESM, the require banner, no legal comments, warnings only. */
+export const BUNDLE_OPTIONS = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  banner: { js: REQUIRE_BANNER },
+  legalComments: 'none',
+  logLevel: 'warning',
+};
+
+/**
+ * esbuild's `build`. A checkout whose node_modules predate esbuild (not yet `npm install`ed) still
+ * builds: then `outfile` is removed — the executable runs the compiled modules, never an older
+ * bundle of older code — `why` goes to stderr and the script ends with 0.
+ *
+ * @param {string} outfile
+ * @param {string} why  e.g. "bundle-cli: esbuild is not installed (…)"
+ */
+export async function esbuildOrSkip(outfile, why) {
+  try {
+    return (await import('esbuild')).build;
+  } catch {
+    await rm(outfile, { force: true });
+    process.stderr.write(`${why}\n`);
+    process.exit(0);
+  }
+}
 
 /** Where a workspace package's compiled file is: the files bundled under their own identity. */
 export const WORKSPACE_DIST_FILE = /[\\/](packages|plugins|apps)[\\/][^\\/]+[\\/]dist[\\/].*\.js$/;

@@ -17,40 +17,25 @@
  * (loaded by name, like third-party ones), the store, undici (loaded on the first AIA fetch) and
  * native addons.
  */
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { REQUIRE_BANNER, WORKSPACE_DIST_FILE, onePackageVersion, ownImportMetaUrl, relativeUrl } from './bundle-plugins.mjs';
+import { BUNDLE_OPTIONS, NATIVE_PACKAGES, WORKSPACE_DIST_FILE, esbuildOrSkip, onePackageVersion, ownImportMetaUrl, relativeUrl } from './bundle-plugins.mjs';
 
 const distDir = fileURLToPath(new URL('../dist/', import.meta.url));
 const outfile = join(distDir, 'worker.bundle.js');
 
-let build;
-try {
-  ({ build } = await import('esbuild'));
-} catch {
-  await rm(outfile, { force: true });
-  process.stderr.write('bundle-worker: esbuild is not installed (run npm install); the workers run unbundled, start-up is slower\n');
-  process.exit(0);
-}
+const build = await esbuildOrSkip(outfile, 'bundle-worker: esbuild is not installed (run npm install); the workers run unbundled, start-up is slower');
 
 /** What the workers of `serve` import by URL: the packages of their tasks and init hooks, and the server's issued hook. */
 const WORKER_ROOTS = ['@certsmith/worker-pool', '@certsmith/bundler', '@certsmith/chain-builder', '@certsmith/issuer', './issued-recording-worker.js'];
 const OWN_PACKAGES = ['@certsmith/x509-core', '@certsmith/signer-api', '@certsmith/native-ec', '@certsmith/cert-store', '@certsmith/signer-local', '@certsmith/signer-multiroot', '@certsmith/signer-pkcs11'];
-const NATIVE_PACKAGES = ['better-sqlite3', 'pkcs11js', 'graphene-pk11', 'pg-native'];
 // Imported on the first AIA fetch only (chain-builder's aia-fetcher.ts): inside, its 1 MB would be
 // parsed by every thread at start for nothing.
 const LOADED_LATER = ['undici'];
 
 const common = {
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
+  ...BUNDLE_OPTIONS,
   external: [...OWN_PACKAGES, ...NATIVE_PACKAGES, ...LOADED_LATER, '*.node'],
-  banner: { js: REQUIRE_BANNER },
-  legalComments: 'none',
-  logLevel: 'warning',
 };
 
 // First pass: which workspace modules the roots reach (the files the entry registers).
