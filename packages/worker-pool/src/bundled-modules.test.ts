@@ -1,20 +1,12 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { importWorkerModule, registerBundledModules } from './bundled-modules.js';
+import { temporaryModules } from './test-support/temporary-modules.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'bundled-modules-'));
-function moduleFile(name: string, source: string): string {
-  const file = join(dir, name);
-  writeFileSync(file, source);
-  return pathToFileURL(file).href;
-}
+const modules = temporaryModules('bundled-modules-');
 
 describe('importWorkerModule', () => {
   it('answers with the registered module instead of importing the URL', async () => {
-    const url = moduleFile('registered.mjs', 'export const from = "file";');
+    const url = modules.write('registered.mjs', 'export const from = "file";');
     const bundled = { from: 'bundle' };
     registerBundledModules({ [url]: () => bundled });
     await expect(importWorkerModule(url)).resolves.toBe(bundled);
@@ -27,16 +19,16 @@ describe('importWorkerModule', () => {
   });
 
   it('imports a module nobody registered', async () => {
-    const url = moduleFile('unregistered.mjs', 'export const from = "file";');
+    const url = modules.write('unregistered.mjs', 'export const from = "file";');
     await expect(importWorkerModule(url)).resolves.toMatchObject({ from: 'file' });
   });
 
   it('rejects as import() does when an unregistered module cannot be imported', async () => {
-    await expect(importWorkerModule(pathToFileURL(join(dir, 'missing.mjs')).href)).rejects.toMatchObject({ code: 'ERR_MODULE_NOT_FOUND' });
+    await expect(importWorkerModule(modules.url('missing.mjs'))).rejects.toMatchObject({ code: 'ERR_MODULE_NOT_FOUND' });
   });
 
   it('matches the exact string: another spelling of a registered module is imported', async () => {
-    const url = moduleFile('spelling.mjs', 'export const from = "file";');
+    const url = modules.write('spelling.mjs', 'export const from = "file";');
     registerBundledModules({ [`${url}?bundled`]: () => ({ from: 'bundle' }) });
     await expect(importWorkerModule(url)).resolves.toMatchObject({ from: 'file' });
   });

@@ -1,17 +1,9 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { WorkerInitError } from './errors.js';
 import { resolveWorkerInits, runWorkerInits } from './worker-init.js';
+import { temporaryModules } from './test-support/temporary-modules.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'worker-init-'));
-function hookModule(name: string, source: string): string {
-  const file = join(dir, name);
-  writeFileSync(file, source);
-  return pathToFileURL(file).href;
-}
+const modules = temporaryModules('worker-init-');
 
 describe('resolveWorkerInits', () => {
   it('maps source modules to their built files and keeps the data', () => {
@@ -27,8 +19,8 @@ describe('runWorkerInits', () => {
   it('calls each initWorker with its data, in order, awaiting each', async () => {
     const calls: unknown[] = [];
     (globalThis as Record<string, unknown>)['__workerInitCalls'] = calls;
-    const slow = hookModule('slow.mjs', 'export async function initWorker(d) { await new Promise((r) => setTimeout(r, 20)); globalThis.__workerInitCalls.push(["slow", d]); }');
-    const quick = hookModule('quick.mjs', 'export function initWorker(d) { globalThis.__workerInitCalls.push(["quick", d]); }');
+    const slow = modules.write('slow.mjs', 'export async function initWorker(d) { await new Promise((r) => setTimeout(r, 20)); globalThis.__workerInitCalls.push(["slow", d]); }');
+    const quick = modules.write('quick.mjs', 'export function initWorker(d) { globalThis.__workerInitCalls.push(["quick", d]); }');
     await runWorkerInits([
       { module: slow, data: 1 },
       { module: quick, data: { two: 2 } },
@@ -40,16 +32,16 @@ describe('runWorkerInits', () => {
   });
 
   it('rejects with WorkerInitError naming a module without initWorker', async () => {
-    const module = hookModule('none.mjs', 'export const other = 1;');
+    const module = modules.write('none.mjs', 'export const other = 1;');
     const error = await runWorkerInits([{ module, data: undefined }]).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(WorkerInitError);
     expect(error).toMatchObject({ module, message: expect.stringContaining('does not export a function named initWorker') });
   });
 
   it('rejects with WorkerInitError when a hook throws or its module cannot be imported', async () => {
-    const failing = hookModule('failing.mjs', 'export function initWorker() { throw new Error("no key store"); }');
+    const failing = modules.write('failing.mjs', 'export function initWorker() { throw new Error("no key store"); }');
     await expect(runWorkerInits([{ module: failing, data: undefined }])).rejects.toMatchObject({ name: 'WorkerInitError', message: expect.stringContaining('no key store') });
-    await expect(runWorkerInits([{ module: pathToFileURL(join(dir, 'missing.mjs')).href, data: undefined }])).rejects.toMatchObject({
+    await expect(runWorkerInits([{ module: modules.url('missing.mjs'), data: undefined }])).rejects.toMatchObject({
       name: 'WorkerInitError',
       message: expect.stringContaining('cannot be imported'),
     });
