@@ -23,7 +23,7 @@
  */
 import { createPrivateKey } from 'node:crypto';
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, openSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -32,7 +32,7 @@ import { algorithmsForKeyObject, signWithKeyObject } from '@certsmith/signer-api
 import { buildOcspResponse, createOcspSigningIdentity, createRevocationSigner, encodeCertId, formatOcspResponseFile, ocspValidity } from '@certsmith/revocation';
 import { derSequence, parseCertificates } from '@certsmith/x509-core';
 import { median, summarise } from './load.mjs';
-import { certsmithNodeFlags, findFreePort, readCpuSplitMs, readMachineCpu, stopChild, tail, trackChild } from './servers.mjs';
+import { certsmithNodeFlags, findFreePort, readCpuSplitMs, readMachineCpu, sampleRss, stopChild, tail, trackChild } from './servers.mjs';
 
 /** Serials with a stored response. */
 export const OCSP_SERIALS = 1000;
@@ -220,68 +220,6 @@ export async function startOcspServer({ kind, responsesFile, probeBody, workDir,
   }
 }
 
-/** A process and its descendants (`certsmith ocspserve` answers in worker processes by default). */
-function processTree(pid) {
-  const pids = [pid];
-  for (let i = 0; i < pids.length; i++) {
-    let children = '';
-    try {
-      for (const task of readdirSync(`/proc/${pids[i]}/task`)) children += ` ${readFileSync(`/proc/${pids[i]}/task/${task}/children`, 'utf8')}`;
-    } catch {
-      // The process ended meanwhile.
-    }
-    for (const child of children.trim().split(/\s+/)) if (child !== '') pids.push(Number(child));
-  }
-  return pids;
-}
-
-/** User and kernel CPU of a process tree: CFSSL's one process, or certsmith's command and its workers. */
-function readTreeCpuSplitMs(pid) {
-  let userMs = 0;
-  let systemMs = 0;
-  for (const member of processTree(pid)) {
-    const split = readCpuSplitMs(member);
-    if (Number.isNaN(split.userMs)) continue;
-    userMs += split.userMs;
-    systemMs += split.systemMs;
-  }
-  return { userMs, systemMs };
-}
-
-/**
- * Resident memory of a process tree in bytes: every process's own pages (anonymous and shared
- * memory) plus file-backed pages once — the processes of one tree map the same node binary and
- * libraries, and summing their VmRSS would count those ≈ 43 MB once per process. For a single
- * process this is exactly its VmRSS.
- */
-function readTreeRss(pid) {
-  let own = 0;
-  let file = 0;
-  for (const member of processTree(pid)) {
-    try {
-      const status = readFileSync(`/proc/${member}/status`, 'utf8');
-      const kB = (field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
-      own += kB('RssAnon') + kB('RssShmem');
-      file = Math.max(file, kB('RssFile'));
-    } catch {
-      // Ended meanwhile.
-    }
-  }
-  return own + file;
-}
-
-/** Peak of {@link readTreeRss} sampled every `intervalMs` until `stop()`. */
-function sampleTreeRss(pid, intervalMs = 50) {
-  let peak = readTreeRss(pid);
-  const timer = setInterval(() => (peak = Math.max(peak, readTreeRss(pid))), intervalMs);
-  return {
-    stop() {
-      clearInterval(timer);
-      return Math.max(peak, readTreeRss(pid));
-    },
-  };
-}
-
 /** Whole seconds for wrk's `-d` (it takes no fractions), at least 1. */
 const wrkSeconds = (ms) => `${Math.max(1, Math.round(ms / 1000))}s`;
 
@@ -298,8 +236,8 @@ const wrkSeconds = (ms) => `${Math.max(1, Math.round(ms / 1000))}s`;
  * @param {string} [options.cpus]      run wrk on these CPUs only (`taskset -c`)
  */
 export async function runWrkRound({ url, script, concurrency, durationMs, pid, cpus }) {
-  const rss = sampleTreeRss(pid);
-  const cpuBefore = readTreeCpuSplitMs(pid);
+  const rss = sampleRss(pid);
+  const cpuBefore = readCpuSplitMs(pid);
   const machineBefore = readMachineCpu();
   const started = performance.now();
   // The shell prints its own /proc stat after wrk ends: cutime/cstime are then wrk's CPU time.
@@ -317,7 +255,7 @@ export async function runWrkRound({ url, script, concurrency, durationMs, pid, c
     child.once('close', (exitCode) => resolve({ code: exitCode, stdout: out, stderr: err }));
   });
   const elapsedMs = performance.now() - started;
-  const cpuAfter = readTreeCpuSplitMs(pid);
+  const cpuAfter = readCpuSplitMs(pid);
   const machineAfter = readMachineCpu();
   const peakRssBytes = rss.stop();
   const line = /^OCSPBENCH (\{.*\})$/m.exec(stdout);

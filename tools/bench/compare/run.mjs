@@ -59,7 +59,8 @@ const USAGE = `usage: node tools/bench/compare/run.mjs [options]
   --starts N           start-ups measured per server (default 5, quick 2)
   --pool-extra N       generated intermediates for pool-size (default 12000)
   --store-rows N       rows in the store the store-list cells page through (default 100000)
-  --workers N          certsmith --workers (default: certsmith's own, the CPU count)
+  --workers N          certsmith --workers (default: certsmith's own)
+  --processes N        certsmith --processes (default: certsmith's own)
   --node-arg ARG       extra node flag for certsmith, repeatable (e.g. --node-arg=--cpu-prof)
   --trust DIR          cfssl_trust files (default /work/shared/trust)
   --out FILE           JSON results (default tools/bench/compare/results/bench-<time>.json)
@@ -82,6 +83,7 @@ function readOptions(argv) {
       'pool-extra': { type: 'string' },
       'store-rows': { type: 'string' },
       workers: { type: 'string' },
+      processes: { type: 'string' },
       'node-arg': { type: 'string', multiple: true, default: [] },
       trust: { type: 'string', default: '/work/shared/trust' },
       out: { type: 'string' },
@@ -123,7 +125,8 @@ function readOptions(argv) {
     storeRows: number('store-rows', 100_000, 1000),
     // The pool-size cost is a throughput question; quick mode measures only the highest concurrency.
     poolConcurrency: quick ? [Math.max(...concurrency)] : concurrency,
-    workers: values.workers === undefined ? undefined : number('workers', 0, 1),
+    workers: values.workers === undefined ? undefined : number('workers', 0, 0),
+    processes: values.processes === undefined ? undefined : number('processes', 0, 1),
     nodeArgs: values['node-arg'],
     trustDir: resolve(values.trust),
     out: resolve(values.out ?? join(HERE, 'results', `bench-${stamp}.json`)),
@@ -191,6 +194,7 @@ async function measureStartup({ files, workDir, options, firstBundleBody }) {
         repoRoot: REPO_ROOT,
         label: `${kind}-startup`,
         workers: options.workers,
+        processes: options.processes,
         nodeArgs: options.nodeArgs,
       });
       const rssBytes = readRss(server.pid);
@@ -265,6 +269,7 @@ async function measureLoadOperations({ ops, files, pki, workDir, options }) {
       workDir,
       repoRoot: REPO_ROOT,
       workers: options.workers,
+        processes: options.processes,
       nodeArgs: options.nodeArgs,
       extraArgs: ['--no-store'],
     }),
@@ -360,6 +365,7 @@ async function measureKeyPool({ files, workDir, options }) {
         repoRoot: REPO_ROOT,
         label: `${kind}-key-pool`,
         workers: kind === 'certsmith' ? options.workers : undefined,
+        processes: kind === 'certsmith' ? options.processes : undefined,
         nodeArgs: kind === 'certsmith' ? options.nodeArgs : undefined,
         extraArgs: kind === 'certsmith' ? ['--key-pool', flag, '--no-store'] : [],
       });
@@ -422,6 +428,7 @@ async function measurePoolSize({ files, ca, pki, workDir, options }) {
           repoRoot: REPO_ROOT,
           label: `${kind}-pool-${size}`,
           workers: kind === 'certsmith' ? options.workers : undefined,
+        processes: kind === 'certsmith' ? options.processes : undefined,
           nodeArgs: kind === 'certsmith' ? options.nodeArgs : undefined,
         });
         started.push({ key: size, server, client: createClient(server.url) });

@@ -6,7 +6,7 @@
  * on Ctrl-C) leaves nothing running; each is killed by its own pid, never by name.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -106,13 +106,14 @@ export function certsmithNodeFlags(repoRoot) {
  * @param {string} options.workDir    for logs (and certsmith's --data-dir)
  * @param {string} options.repoRoot
  * @param {string} [options.label]
- * @param {number} [options.workers]  certsmith --workers (default: its own, the CPU count)
+ * @param {number} [options.workers]  certsmith --workers (default: its own)
+ * @param {number} [options.processes]  certsmith --processes (default: its own)
  * @param {string[]} [options.extraArgs]  more `certsmith serve` flags (e.g. `--key-pool`)
  * @param {string[]} [options.nodeArgs]  extra `node` flags for certsmith, e.g. `--cpu-prof`
  * @param {number} [options.timeoutMs]
  * @returns {Promise<RunningServer>}
  */
-export async function startServer({ kind, files, workDir, repoRoot, label = kind, workers, nodeArgs = [], extraArgs = [], timeoutMs = 60_000 }) {
+export async function startServer({ kind, files, workDir, repoRoot, label = kind, workers, processes, nodeArgs = [], extraArgs = [], timeoutMs = 60_000 }) {
   const port = await findFreePort();
   let command;
   let args;
@@ -130,7 +131,8 @@ export async function startServer({ kind, files, workDir, repoRoot, label = kind
       '--data-dir',
       join(workDir, 'certsmith-data'),
     ];
-    if (workers) args.push('--workers', String(workers));
+    if (workers !== undefined) args.push('--workers', String(workers));
+    if (processes !== undefined) args.push('--processes', String(processes));
     args.push(...extraArgs);
   } else {
     command = 'cfssl';
@@ -250,32 +252,60 @@ export function runBenchScript(main) {
   });
 }
 
-/** Resident set size of a process in bytes (`VmRSS` of /proc/<pid>/status), NaN when unreadable. */
-export function readRss(pid) {
-  try {
-    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) * 1024 : NaN;
-  } catch {
-    return NaN;
+/**
+ * A server process and its descendants: CFSSL's one process, certsmith's one process, or
+ * certsmith's primary and its worker processes (`serve --processes N`, `ocspserve --workers N`).
+ * Every measure of a server below counts the whole tree, so one process and a cluster compare.
+ */
+export function processTree(pid) {
+  const pids = [pid];
+  // Bounded: a server's tree is a handful of processes.
+  for (let i = 0; i < pids.length && pids.length < 256; i++) {
+    let children = '';
+    try {
+      for (const task of readdirSync(`/proc/${pids[i]}/task`)) children += ` ${readFileSync(`/proc/${pids[i]}/task/${task}/children`, 'utf8')}`;
+    } catch {
+      // The process ended meanwhile.
+    }
+    for (const child of children.trim().split(/\s+/)) if (child !== '') pids.push(Number(child));
   }
+  return pids;
+}
+
+/**
+ * Resident memory of a server's process tree in bytes ({@link processTree}): every process's own
+ * pages (anonymous and shared memory) plus file-backed pages once — the processes of one tree map
+ * the same node binary and libraries, and summing their VmRSS would count those ≈ 45 MB once per
+ * process. For a single process this is exactly its VmRSS. NaN when the server is gone.
+ */
+export function readRss(pid) {
+  let own = 0;
+  let file = 0;
+  let read = false;
+  for (const member of processTree(pid)) {
+    try {
+      const status = readFileSync(`/proc/${member}/status`, 'utf8');
+      const kB = (field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
+      own += kB('RssAnon') + kB('RssShmem');
+      file = Math.max(file, kB('RssFile'));
+      read = true;
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  return read ? own + file : NaN;
 }
 
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
 /**
- * CPU time (user + system, all threads) a process has used so far, in ms, from /proc/<pid>/stat;
- * NaN when unreadable. Per-request CPU is the cost measure least disturbed by the load generator
- * sharing the machine.
+ * CPU time (user + system, all threads of every process of the tree, {@link processTree}) a server
+ * has used so far, in ms, from /proc/<pid>/stat; NaN when unreadable. Per-request CPU is the cost
+ * measure least disturbed by the load generator sharing the machine.
  */
 export function readCpuMs(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the parenthesised command name (which may contain spaces): utime is field 14, stime 15.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
-  } catch {
-    return NaN;
-  }
+  const { userMs, systemMs } = readCpuSplitMs(pid);
+  return userMs + systemMs;
 }
 
 /**
@@ -283,13 +313,22 @@ export function readCpuMs(pid) {
  * is mostly the loopback TCP work of reading requests and writing answers, which no server avoids.
  */
 export function readCpuSplitMs(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { userMs: (Number(fields[11]) * 1000) / CLOCK_TICKS, systemMs: (Number(fields[12]) * 1000) / CLOCK_TICKS };
-  } catch {
-    return { userMs: NaN, systemMs: NaN };
+  let userMs = 0;
+  let systemMs = 0;
+  let read = false;
+  for (const member of processTree(pid)) {
+    try {
+      const stat = readFileSync(`/proc/${member}/stat`, 'utf8');
+      // Fields after the parenthesised command name (which may contain spaces): utime is field 14, stime 15.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      userMs += (Number(fields[11]) * 1000) / CLOCK_TICKS;
+      systemMs += (Number(fields[12]) * 1000) / CLOCK_TICKS;
+      read = true;
+    } catch {
+      // Ended meanwhile.
+    }
   }
+  return read ? { userMs, systemMs } : { userMs: NaN, systemMs: NaN };
 }
 
 /**
@@ -308,7 +347,8 @@ export function readMachineCpu() {
 }
 
 /**
- * Sample a process's RSS every `intervalMs` until stopped; `stop()` returns the peak in bytes.
+ * Sample a server's RSS ({@link readRss}, its process tree) every `intervalMs` until stopped;
+ * `stop()` returns the peak in bytes.
  * @param {number} pid
  * @param {number} [intervalMs]
  */

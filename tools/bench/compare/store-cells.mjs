@@ -234,7 +234,7 @@ export async function measureStoreCells({ ops, files, workDir, repoRoot, options
     return { dataSource, file };
   };
   const certsmith = (label, extraArgs) =>
-    startServer({ kind: 'certsmith', files, workDir, repoRoot, label, workers: options.workers, nodeArgs: options.nodeArgs, extraArgs: ['--tidy-interval', '0', ...extraArgs] });
+    startServer({ kind: 'certsmith', files, workDir, repoRoot, label, workers: options.workers, processes: options.processes, nodeArgs: options.nodeArgs, extraArgs: ['--tidy-interval', '0', ...extraArgs] });
   try {
     for (const driver of DRIVERS) {
       if (ops.includes('store-newcert')) {

@@ -11,7 +11,7 @@
  * (or any name starting with it) starts Debian's `cfssl serve` instead. Reported per variant: req/s,
  * p50/p99, CPU ms per request, cores busy (server CPU per second), the machine's idle cores, the load
  * generator's cores, and — from the last round — each busy thread's cores and µs per request (the
- * event loop is the thread whose id is the process id). Used for docs/adr/0001-worker-pool.md.
+ * event loop is the thread whose id is the process id; with worker processes, each process's). Used for docs/adr/0001-worker-pool.md.
  */
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -23,7 +23,7 @@ import { createClient, runRound, summarise } from './load.mjs';
 import { BUNDLE_PATH, NEWCERT_PATH, bundleBody, newcertBody } from './operations.mjs';
 import { createSignerCa, generateBenchPki, writeTrustFiles } from './pki.mjs';
 import { describeMachine, formatMachine } from './report.mjs';
-import { startServer, stopAllServers } from './servers.mjs';
+import { processTree, startServer, stopAllServers } from './servers.mjs';
 
 const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
 const { values, positionals } = parseArgs({
@@ -42,19 +42,33 @@ if (positionals.length === 0) {
   process.exit(2);
 }
 
-/** CPU ms of every thread of `pid`, by thread id. */
+/** CPU ms of every thread of the server's processes (`processTree`), by thread id. */
 function threadCpuMs(pid) {
   const out = new Map();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+  for (const member of processTree(pid)) {
+    let tids = [];
     try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(tid, (Number(fields[11]) + Number(fields[12])) * 10);
+      tids = readdirSync(`/proc/${member}/task`);
     } catch {
-      // The thread ended meanwhile.
+      continue; // The process ended meanwhile.
+    }
+    for (const tid of tids) {
+      try {
+        const stat = readFileSync(`/proc/${member}/task/${tid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        out.set(tid, (Number(fields[11]) + Number(fields[12])) * 10);
+      } catch {
+        // The thread ended meanwhile.
+      }
     }
   }
   return out;
+}
+
+/** A thread's name in the report: a process's main thread is its event loop. */
+function threadName(tid, pids) {
+  if (!pids.includes(Number(tid))) return `thread ${tid}`;
+  return pids.length === 1 ? 'event loop' : `event loop ${tid}`;
 }
 
 function parseVariant(spec) {
@@ -107,8 +121,9 @@ try {
       const started = performance.now();
       const result = await runRound({ client: variant.client, path, bodies, concurrency, durationMs: Number(values.duration) * 1000, pid: variant.server.pid });
       const elapsed = performance.now() - started;
+      const pids = processTree(variant.server.pid);
       result.threads = [...threadCpuMs(variant.server.pid)]
-        .map(([tid, ms]) => ({ thread: tid === String(variant.server.pid) ? 'event loop' : `thread ${tid}`, cores: (ms - (before.get(tid) ?? 0)) / elapsed, usPerRequest: ((ms - (before.get(tid) ?? 0)) * 1000) / Math.max(1, result.ok) }))
+        .map(([tid, ms]) => ({ thread: threadName(tid, pids), cores: (ms - (before.get(tid) ?? 0)) / elapsed, usPerRequest: ((ms - (before.get(tid) ?? 0)) * 1000) / Math.max(1, result.ok) }))
         .filter((thread) => thread.cores >= 0.02)
         .sort((a, b) => b.cores - a.cores);
       variant.rounds.push(result);
