@@ -138,6 +138,18 @@ export function wrkScript(requests, methods) {
   return `${lines.join('\n')}\n`;
 }
 
+/**
+ * A wrk script that POSTs `body` (JSON) to `path` on every request and prints the same summary
+ * line as {@link wrkScript}: for the API cells measured with wrk as the load generator
+ * (`variants.mjs --client wrk`), which costs the machine a few µs per request where the Node
+ * client costs tens.
+ */
+export function wrkPostScript(path, body) {
+  const script = wrkScript([], 'post');
+  const request = `wrk.format("POST", "${path}", {["Content-Type"] = "application/json"}, ${luaBytes(Buffer.from(body))})`;
+  return script.replace('function init(args)\nend', `function init(args)\n  reqs[1] = ${request}\nend`);
+}
+
 /** One request on a fresh connection: status and body (status 0 when nothing answered). */
 function send(url, { method, path, body }) {
   return new Promise((resolve) => {

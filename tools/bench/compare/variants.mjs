@@ -13,7 +13,7 @@
  * generator's cores, and — from the last round — each busy thread's cores and µs per request (the
  * event loop is the thread whose id is the process id; with worker processes, each process's). Used for docs/adr/0001-worker-pool.md.
  */
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +23,7 @@ import { createClient, runRound, summarise } from './load.mjs';
 import { BUNDLE_PATH, NEWCERT_PATH, bundleBody, newcertBody } from './operations.mjs';
 import { createSignerCa, generateBenchPki, writeTrustFiles } from './pki.mjs';
 import { describeMachine, formatMachine } from './report.mjs';
+import { runWrkRound, wrkPostScript } from './ocsp.mjs';
 import { processTree, startServer, stopAllServers } from './servers.mjs';
 
 const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
@@ -34,6 +35,8 @@ const { values, positionals } = parseArgs({
     duration: { type: 'string', default: '3' },
     warmup: { type: 'string', default: '1.5' },
     trust: { type: 'string', default: '/work/shared/trust' },
+    // `node` (load.mjs, as run.mjs) or `wrk` (a few µs of CPU per request: leaves the cores to the servers).
+    client: { type: 'string', default: 'node' },
   },
   allowPositionals: true,
 });
@@ -114,12 +117,20 @@ try {
     variant.rounds = [];
     variants.push(variant);
   }
-  for (const variant of variants) await runRound({ client: variant.client, path, bodies, concurrency, durationMs: Number(values.warmup) * 1000, pid: variant.server.pid });
+  if (values.client !== 'node' && values.client !== 'wrk') throw new Error('--client must be node or wrk');
+  const wrkScriptFile = join(workDir, 'cell.lua');
+  // The cells send one body each (operations.mjs), so wrk repeats it.
+  if (values.client === 'wrk') writeFileSync(wrkScriptFile, wrkPostScript(path, bodies[0]));
+  const measure = (variant, durationMs) =>
+    values.client === 'wrk'
+      ? runWrkRound({ url: variant.server.url, script: wrkScriptFile, concurrency, durationMs, pid: variant.server.pid })
+      : runRound({ client: variant.client, path, bodies, concurrency, durationMs, pid: variant.server.pid });
+  for (const variant of variants) await measure(variant, Number(values.warmup) * 1000);
   for (let round = 0; round < Number(values.rounds); round++) {
     for (const variant of round % 2 === 0 ? variants : [...variants].reverse()) {
       const before = threadCpuMs(variant.server.pid);
       const started = performance.now();
-      const result = await runRound({ client: variant.client, path, bodies, concurrency, durationMs: Number(values.duration) * 1000, pid: variant.server.pid });
+      const result = await measure(variant, Number(values.duration) * 1000);
       const elapsed = performance.now() - started;
       const pids = processTree(variant.server.pid);
       result.threads = [...threadCpuMs(variant.server.pid)]
@@ -129,7 +140,7 @@ try {
       variant.rounds.push(result);
     }
   }
-  console.log(`${values.op} c=${concurrency}, ${values.rounds} × ${values.duration} s rounds, load average ${loadavg()[0].toFixed(1)} at the end`);
+  console.log(`${values.op} c=${concurrency}, ${values.client} client, ${values.rounds} × ${values.duration} s rounds, load average ${loadavg()[0].toFixed(1)} at the end`);
   console.log('');
   console.log('| variant | req/s | p50 ms | p99 ms | CPU ms/req | cores busy | idle cores | load generator cores | errors | peak RSS MB | threads (last round): cores, µs/req |');
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
