@@ -56,7 +56,8 @@ export function parseRecordedCertificate(certificate: string | Uint8Array | Cert
   return parseCertificate(match.block.bytes);
 }
 
-function isIssuedCertificateFields(certificate: RecordCertificateInput['certificate']): certificate is IssuedCertificateFields {
+/** True for row fields read where the certificate was signed ({@link issuedCertificateFields}), as opposed to a certificate. */
+export function isIssuedCertificateFields(certificate: RecordCertificateInput['certificate']): certificate is IssuedCertificateFields {
   return typeof certificate === 'object' && !(certificate instanceof Uint8Array) && (certificate as Partial<IssuedCertificateFields>).kind === 'issued-certificate-fields';
 }
 
