@@ -1,7 +1,7 @@
 /**
- * The calling thread (the server's event loop) as an extra lane of the pool: when every worker is
- * busy and tasks wait, it runs a few of them itself between its own I/O. See
- * `WorkerPoolOptions.callerThread`.
+ * The calling thread (the server's event loop) as a lane of the pool: with workers, when every one
+ * is busy and tasks wait, it runs a few of them itself between its own I/O
+ * (`WorkerPoolOptions.callerThread`); in a pool of size 0 it is the only lane and runs every task.
  */
 import { performance } from 'node:perf_hooks';
 import { toErrorPayload } from '@certsmith/x509-core';
@@ -27,6 +27,8 @@ export class CallerThreadLane {
   /** Whether the lane may take a batch now. */
   private state: 'cold' | 'starting' | 'ready' | 'busy' | 'off' = 'cold';
   private readonly executor: TaskExecutor;
+  /** The init hooks and task imports, once started ({@link start}). */
+  private starting: Promise<void> | null = null;
   /** Tasks started here and not yet settled (they may run on, waiting on I/O). */
   readonly owed = new OwedTasks();
   /** CPU this thread spent running tasks synchronously, ms (for measurements). */
@@ -42,13 +44,24 @@ export class CallerThreadLane {
 
   /**
    * Whether it can take a batch now. The first time it is asked it starts its init hooks and task
-   * imports (asynchronously) and says no until they are done.
+   * imports ({@link start}) and says no until they are done.
    */
   available(): boolean {
     if (this.state === 'ready') return true;
-    if (this.state === 'cold') {
+    if (this.state === 'cold') this.start().catch(() => undefined);
+    return false;
+  }
+
+  /**
+   * Run the init hooks and import the task modules on this thread, once; resolves when the lane can
+   * take tasks (it then tells its pool: `free`), rejects with the hooks' failure (the lane stays off
+   * and `failed` hears why). A pool of size 0 calls it at once, being nothing but this lane; a pool
+   * with workers waits until the lane is first needed ({@link available}).
+   */
+  start(): Promise<void> {
+    if (this.starting === null) {
       this.state = 'starting';
-      void (async () => {
+      this.starting = (async () => {
         await runWorkerInits(this.inits);
         await this.executor.preload();
       })().then(
@@ -59,10 +72,11 @@ export class CallerThreadLane {
         (error: unknown) => {
           this.state = 'off';
           this.events.failed(error);
+          throw error;
         },
       );
     }
-    return false;
+    return this.starting;
   }
 
   /** Run `items` at the end of this turn (the I/O already read is handled first). */

@@ -8,7 +8,7 @@ export { runWorkerThread } from './worker-thread.js';
 export { tasksRunningInThisThread, trackTask } from './thread-activity.js';
 export { resolveWorkerInits, runWorkerInits } from './worker-init.js';
 export type { InitWorker, ResolvedWorkerInit, WorkerInit } from './worker-init.js';
-export { createWorkerPool, defaultWorkerCount, workerEntryUrl, DEFAULT_MESSAGE_TIMEOUT_MS, DEFAULT_WORKER_YOUNG_GENERATION_MB } from './worker-pool.js';
+export { createWorkerPool, defaultWorkerCount, workerEntryUrl, DEFAULT_MESSAGE_TIMEOUT_MS, DEFAULT_THREADLESS_TASKS_PER_TURN, DEFAULT_WORKER_YOUNG_GENERATION_MB } from './worker-pool.js';
 export type { CallerThreadOptions, WorkerPool, WorkerPoolOptions } from './worker-pool.js';
 export { PrestartedWorkers, prestartWorkers } from './prestarted-workers.js';
 export type { PrestartOptions } from './prestarted-workers.js';

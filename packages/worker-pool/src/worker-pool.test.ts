@@ -280,7 +280,7 @@ describe('createWorkerPool close', () => {
   });
 
   it('rejects invalid sizes', () => {
-    expect(() => createWorkerPool({ size: 0, tasks: [] })).toThrow(RangeError);
+    expect(() => createWorkerPool({ size: 1.5, tasks: [] })).toThrow(RangeError);
     expect(() => createWorkerPool({ size: 1, maxQueue: -1, tasks: [] })).toThrow(RangeError);
     expect(() => createWorkerPool({ size: 1, taskTimeoutMs: 0, tasks: [] })).toThrow(RangeError);
   });

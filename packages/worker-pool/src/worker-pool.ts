@@ -1,8 +1,9 @@
 /**
  * The worker-thread pool: runs {@link TaskDefinition}s on `node:worker_threads`, a {@link WorkerHandle}
  * per thread, with a bounded queue ({@link TaskQueue}), the batching policy (`batching.ts`) and
- * recovery from crashed, stuck and slow workers (`recovery.ts`). Why it is our own and not Piscina's:
- * ADR 0001 (docs/adr/0001-worker-pool.md).
+ * recovery from crashed, stuck and slow workers (`recovery.ts`); or, with `size: 0`, on the calling
+ * thread alone (`caller-thread-lane.ts`) behind the same queue, deadlines and close. Why it is our
+ * own and not Piscina's: ADR 0001 (docs/adr/0001-worker-pool.md).
  */
 import { existsSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -38,9 +39,18 @@ export interface WorkerPoolOptions {
    * worker. A hook that fails counts as a worker that cannot start. Default: none.
    */
   init?: readonly WorkerInit[];
-  /** Worker threads; default {@link defaultWorkerCount}: the number of CPUs less one, at least one. */
+  /**
+   * Worker threads; default {@link defaultWorkerCount}: the number of CPUs less one, at least one.
+   * `0`: no thread at all — every task runs on the calling thread, after the init hooks ran there,
+   * `callerThread.maxTasks` at a time (default {@link DEFAULT_THREADLESS_TASKS_PER_TURN}), with
+   * admission, deadlines, signals and `close()` as with workers (the layout of `certsmith serve`'s
+   * worker processes, ADR 0004).
+   */
   size?: number;
-  /** Tasks allowed to wait for a free worker; default `size * 64`. `0` means no waiting at all. */
+  /**
+   * Tasks allowed to wait for a free worker; default `max(size, 1) * 64`. `0` means no waiting at
+   * all (a pool of size 0 then takes one task at a time: the calling thread counts as one lane).
+   */
   maxQueue?: number;
   /** Value of `Retry-After` (seconds) when the queue is full; default 1. */
   retryAfterSeconds?: number;
@@ -78,7 +88,9 @@ export interface WorkerPoolOptions {
   heartbeatIntervalMs?: number;
   /**
    * Let the calling thread (the server's event loop) run waiting tasks too while every worker is
-   * busy; default: never. See {@link CallerThreadOptions}.
+   * busy; default: never. See {@link CallerThreadOptions}. With `size: 0` the calling thread runs
+   * every task whatever this says; `maxTasks` is then how many it runs per turn, and `tasks` must
+   * not be given (a task it could not run would never run).
    */
   callerThread?: CallerThreadOptions;
   /**
@@ -110,6 +122,13 @@ export interface CallerThreadOptions {
   tasks?: readonly TaskDefinition[];
 }
 
+/**
+ * Tasks a pool of size 0 runs per event-loop turn by default (`callerThread.maxTasks`): between two
+ * such batches the thread reads and answers its I/O. Measured with `certsmith serve --workers 0`
+ * (docs/performance.md, "Thread-less pool pass").
+ */
+export const DEFAULT_THREADLESS_TASKS_PER_TURN = 8;
+
 /** Default {@link WorkerPoolOptions.messageTimeoutMs}. */
 export const DEFAULT_MESSAGE_TIMEOUT_MS = 15_000;
 
@@ -118,7 +137,7 @@ const STARTING_WORKERS_WAIT_MS = 5_000;
 
 /** A running pool. */
 export interface WorkerPool extends TaskRunner {
-  /** Number of worker threads. */
+  /** Number of worker threads (0: every task runs on the calling thread). */
   readonly size: number;
   /** Maximum number of waiting tasks. */
   readonly maxQueue: number;
@@ -130,21 +149,26 @@ export interface WorkerPool extends TaskRunner {
   readonly taskNames: readonly string[];
   /**
    * Resolves once every worker the pool started with can take tasks (its init hooks have run),
-   * rejects when a worker cannot start. Tasks run before that wait in the queue.
+   * rejects when a worker cannot start; with size 0, once the init hooks ran on the calling thread
+   * (rejects with their `WorkerInitError`). Tasks run before that wait in the queue.
    */
   ready(): Promise<void>;
 }
 
 /**
- * Start a pool of `size` workers for `tasks`. Fails fast when the built worker entry is missing
- * (run `npm run build` first: workers cannot run TypeScript).
+ * Start a pool of `size` workers for `tasks` (none with `size: 0`: see {@link WorkerPoolOptions.size}).
+ * Fails fast when the built worker entry is missing (run `npm run build` first: workers cannot run
+ * TypeScript; a pool of size 0 still imports the built task modules).
  */
 export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   const size = options.size ?? defaultWorkerCount();
-  positiveInteger('size', size);
-  const maxQueue = options.maxQueue ?? size * 64;
+  if (!Number.isInteger(size) || size < 0) throw new RangeError(`worker pool size must be a non-negative integer, got ${size}`);
+  // No worker thread: the calling thread is the pool's only lane, and counts as one for the defaults.
+  const threadless = size === 0;
+  const lanes = Math.max(size, 1);
+  const maxQueue = options.maxQueue ?? lanes * 64;
   if (!Number.isInteger(maxQueue) || maxQueue < 0) throw new RangeError(`worker pool maxQueue must be a non-negative integer, got ${maxQueue}`);
-  const maxTasksPerMessage = options.maxTasksPerMessage ?? defaultMaxTasksPerMessage(size);
+  const maxTasksPerMessage = options.maxTasksPerMessage ?? defaultMaxTasksPerMessage(lanes);
   positiveInteger('maxTasksPerMessage', maxTasksPerMessage);
   const heartbeatIntervalMs = options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
   const messageTimeoutMs = options.messageTimeoutMs ?? DEFAULT_MESSAGE_TIMEOUT_MS;
@@ -174,10 +198,12 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     maxYoungGenerationSizeMb: options.maxYoungGenerationSizeMb ?? DEFAULT_WORKER_YOUNG_GENERATION_MB,
   };
 
-  const queue = new TaskQueue(size + maxQueue);
+  const queue = new TaskQueue(lanes + maxQueue);
   const endOfTurn = new EndOfTurn(dispatch);
   let closing: Promise<void> | null = null;
   let lastTaskId = 0;
+  /** Set when a pool of size 0 cannot run its init hooks: every task fails with it. */
+  let laneFailure: Error | null = null;
   /** Resolves `close()`'s wait once no task is pending. */
   let drained: (() => void) | null = null;
 
@@ -195,7 +221,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     late: (item, outcome) => settle(item, outcome),
     exited: (handle, owed, cause) => recovery.workerExited(handle, owed, cause),
     startFailed(error, owed) {
-      for (const item of [...owed, ...queue]) fail(item, error);
+      for (const item of owed) fail(item, error);
+      failWaiting(error);
     },
     report: onError,
   }, options.prestarted);
@@ -215,8 +242,11 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     retire: (handle) => workers.retire(handle),
     report: onError,
   });
-  const callerThread = options.callerThread;
+  const callerThread = threadless ? { maxTasks: DEFAULT_THREADLESS_TASKS_PER_TURN, ...options.callerThread } : options.callerThread;
   if (callerThread !== undefined) positiveInteger('callerThread.maxTasks', callerThread.maxTasks);
+  if (threadless && callerThread?.tasks !== undefined) {
+    throw new TypeError('worker pool callerThread.tasks cannot be given with size 0: the calling thread runs every task');
+  }
   const callerMayRun = callerThread?.tasks === undefined ? null : new Set(callerThread.tasks.map((task) => task.name));
   /**
    * Whether the calling thread may run `item`: a listed task, and never one sent again after a
@@ -229,9 +259,19 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       ? new CallerThreadLane(taskModules, setup.inits, {
           settled: (item, outcome) => settle(item, outcome),
           free: () => dispatch(),
-          failed: onError,
+          failed(error) {
+            onError(error);
+            // With workers, they carry on without the lane; without, nothing could ever run a task.
+            if (!threadless) return;
+            laneFailure = error instanceof Error ? error : new Error(String(error));
+            failWaiting(laneFailure);
+          },
         })
       : null;
+  // A pool of size 0 is ready when its calling thread is: the init hooks run now, not on demand.
+  const ready = threadless ? callerLane!.start() : workers.ready;
+  // Nobody may ever ask: an unobserved rejection must not end the process.
+  ready.catch(() => undefined);
 
   // One timer watches deadlines and silent workers.
   const silenceMs = Math.max(messageTimeoutMs, 3 * heartbeatIntervalMs);
@@ -265,7 +305,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       if (free.length === 0) {
         // Every worker is busy: the calling thread takes a few itself (docs/performance.md, "Worker
         // pool pass": on 2 cores the hand-offs leave part of a core idle).
-        if (callerLane !== null && workers.started && callerLane.available()) {
+        if (callerLane !== null && (threadless || workers.started) && callerLane.available()) {
           const items = queue.take(callerThread!.maxTasks, mayRunOnCaller);
           if (items.length > 0) callerLane.take(items);
         }
@@ -293,6 +333,14 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
 
   function fail(item: PooledTask, error: unknown): void {
     if (finish(item)) item.reject(error);
+  }
+
+  /** Fail every waiting task with `error`, and forget it (no lane may take it later). */
+  function failWaiting(error: unknown): void {
+    for (const item of [...queue]) {
+      queue.remove(item);
+      fail(item, error);
+    }
   }
 
   function finish(item: PooledTask): boolean {
@@ -348,12 +396,13 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       return queue.length;
     },
     taskNames: [...registered.keys()],
-    ready: () => workers.ready,
+    ready: () => ready,
     run<TInput, TOutput>(task: TaskDefinition<TInput, TOutput>, input: TInput, runOptions?: RunTaskOptions): Promise<TOutput> {
       try {
         if (registered.get(task.name) === undefined) throw new UnknownTaskError(task.name, [...registered.keys()]);
         if (closing !== null) throw new ServiceUnavailableError('server is shutting down', retryAfterSeconds);
         if (workers.startFailure !== null) throw workers.startFailure;
+        if (laneFailure !== null) throw laneFailure;
         return enqueue<TOutput>(task, input, runOptions?.signal);
       } catch (error) {
         return Promise.reject(error);
@@ -364,7 +413,10 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         // Accepted tasks (running and waiting) are answered first, as long as closeTimeoutMs allows.
         if (queue.pending > 0) await within(new Promise<void>((resolve) => (drained = resolve)), closeTimeoutMs);
         clearInterval(monitor);
-        for (const item of [...queue]) fail(item, new ServiceUnavailableError('server is shutting down', retryAfterSeconds));
+        const shuttingDown = new ServiceUnavailableError('server is shutting down', retryAfterSeconds);
+        failWaiting(shuttingDown);
+        // A task still running on the calling thread cannot be stopped; its outcome is dropped.
+        if (callerLane !== null) for (const item of [...callerLane.owed]) fail(item, shuttingDown);
         // What the workers still owe fails as they exit (Recovery: the pool is closing).
         await workers.stop(STARTING_WORKERS_WAIT_MS);
       })();

@@ -62,6 +62,9 @@ export class WorkerSet {
     });
     // Nobody may ever ask: an unobserved rejection must not end the process.
     this.ready.catch(() => undefined);
+    // No thread to wait for (a pool of size 0 runs its tasks on the calling thread): `stop` must not
+    // wait for starts that never come.
+    if (size === 0) this.markReady();
     for (let index = 0; index < size; index += 1) this.startWorker(prestarted);
     // Threads started for a bigger pool, or otherwise (other flags): not needed.
     void prestarted?.stop();
