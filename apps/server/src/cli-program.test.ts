@@ -40,6 +40,13 @@ describe('createProgram: one Go-style flag shim for every command', () => {
   });
 });
 
+describe('serve --workers', () => {
+  it('takes 0: no worker threads, every task on the event loop', async () => {
+    await expect(parseServe(['--workers', '0'])).resolves.toEqual({ workers: 0 });
+    await expect(parseServe(['-workers=2'])).resolves.toEqual({ workers: 2 });
+  });
+});
+
 describe('serve --key-pool', () => {
   it('parses per-spec sizes', async () => {
     await expect(parseServe(['--key-pool', 'rsa-2048=64, ecdsa-256=8'])).resolves.toMatchObject({ keyPool: { 'rsa-2048': 64, 'ecdsa-256': 8 } });
@@ -89,7 +96,8 @@ describe('createProgram serve', () => {
     [['extra'], 'commander.excessArguments'],
     [['--port', '65536'], 'commander.invalidArgument'],
     [['--port', 'abc'], 'commander.invalidArgument'],
-    [['--workers', '0'], 'commander.invalidArgument'],
+    [['--workers', '-1'], 'commander.invalidArgument'],
+    [['--workers', '1025'], 'commander.invalidArgument'],
     [['--loglevel', 'loud'], 'commander.invalidArgument'],
   ])('rejects %j as a usage error with exit code 1', async (args, code) => {
     const error = (await parseServe(args).catch((caught: unknown) => caught)) as CommanderError;

@@ -84,7 +84,11 @@ export function createProgram(handlers: CliHandlers): Command {
     .option('--ca-bundle <file>', 'trusted root certificates for bundling')
     .option('--int-bundle <file>', 'intermediate certificates for bundling')
     .option('--metadata <file>', 'root store (platform) metadata for bundling')
-    .option('--workers <n>', 'worker threads (default: number of CPUs less one, at least 1)', integerParser(1, 1024))
+    .option(
+      '--workers <n>',
+      'worker threads (default: number of CPUs less one, at least 1); 0: no worker threads, every task on the event loop (what each --processes worker process uses)',
+      integerParser(0, 1024),
+    )
     .option('--data-dir <dir>', 'state directory (default: $XDG_DATA_HOME/certsmith or ~/.certsmith)')
     .addOption(
       new Option('--loglevel <level>', 'log level: CFSSL 0-5 (0 debug … 5 fatal) or trace|debug|info|warn|error|fatal|silent (default: info)').argParser(
@@ -92,7 +96,7 @@ export function createProgram(handlers: CliHandlers): Command {
       ),
     )
     .option('--max-body <bytes>', 'largest request body in bytes (default: 1048576)', integerParser(1, Number.MAX_SAFE_INTEGER))
-    .option('--max-queue <n>', 'tasks that may wait for a worker before 503 (default: workers * 64)', integerParser(0, Number.MAX_SAFE_INTEGER))
+    .option('--max-queue <n>', 'tasks that may wait for a worker before 503 (default: max(workers, 1) * 64)', integerParser(0, Number.MAX_SAFE_INTEGER))
     .option('--headers-timeout <ms>', 'time a client has to send the request line and headers, else 408 and close (default: 10000)', integerParser(1, MAX_TIMEOUT_MS))
     .option('--body-timeout <ms>', 'time a client has to send the request body once its headers are in, else 408 and close (default: 20000)', integerParser(1, MAX_TIMEOUT_MS))
     .option('--max-connections <n>', 'most connections open at once; more are closed as soon as they are accepted (default: 1024)', integerParser(1, MAX_CONNECTIONS))

@@ -52,8 +52,11 @@ const trustFiles = serveFlags === undefined ? undefined : guessTrustFiles(serveF
 // load each module's file (docs/performance.md, start-up pass 4).
 const workerBundle = new URL('./worker.bundle.js', import.meta.url);
 const workerEntry = serveFlags !== undefined && existsSync(workerBundle) ? workerBundle : undefined;
+// `--workers 0`: the server starts no worker thread (every task on the event loop), so none is
+// prestarted, and the trust files are read by this thread while the server starts.
+const threadless = /^0+$/.test(serveFlags?.get('workers') ?? '');
 const prestarted =
-  serveFlags === undefined
+  serveFlags === undefined || threadless
     ? undefined
     : prestartWorkers({
         ...(workerEntry === undefined ? {} : { workerEntry }),

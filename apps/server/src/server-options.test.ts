@@ -61,9 +61,15 @@ describe('resolveServerOptions', () => {
     await expect(resolveServerOptions({ caKeyFile: path })).rejects.toMatchObject({ code: 2001 });
   });
 
+  it('takes --workers 0 (no worker threads) with a queue of 64, the event loop counting as one lane', async () => {
+    await expect(resolveServerOptions({ workers: 0 })).resolves.toMatchObject({ workers: 0, maxQueue: 64 });
+    await expect(resolveServerOptions({ workers: 3 })).resolves.toMatchObject({ workers: 3, maxQueue: 192 });
+  });
+
   it('rejects out-of-range numbers naming the flag', async () => {
     await expect(resolveServerOptions({ port: 70_000 })).rejects.toMatchObject({ code: 400, flag: '--port' });
-    await expect(resolveServerOptions({ workers: 0 })).rejects.toMatchObject({ flag: '--workers' });
+    await expect(resolveServerOptions({ workers: -1 })).rejects.toMatchObject({ flag: '--workers' });
+    await expect(resolveServerOptions({ workers: 1025 })).rejects.toMatchObject({ flag: '--workers' });
     await expect(resolveServerOptions({ headersTimeoutMs: 0 })).rejects.toMatchObject({ flag: '--headers-timeout' });
     await expect(resolveServerOptions({ bodyTimeoutMs: 3_600_001 })).rejects.toMatchObject({ flag: '--body-timeout' });
     await expect(resolveServerOptions({ maxConnections: 0 })).rejects.toMatchObject({ flag: '--max-connections' });

@@ -35,7 +35,10 @@ export interface ServerOptions {
   intBundleFile?: string;
   /** Platform (root store) metadata for ubiquity ranking (`-metadata`). */
   metadataFile?: string;
-  /** Worker threads; default the number of CPUs less one, at least one (`defaultWorkerCount`). */
+  /**
+   * Worker threads; default the number of CPUs less one, at least one (`defaultWorkerCount`). `0`:
+   * none, every task runs on the event loop (what each worker process of `--processes` uses).
+   */
   workers: number;
   /** Where certsmith keeps state (e.g. fetched intermediates); default `$XDG_DATA_HOME/certsmith` or `~/.certsmith`. */
   dataDir: string;
@@ -43,7 +46,7 @@ export interface ServerOptions {
   logLevel: LogLevel;
   /** Largest accepted request body in bytes; default 1 MiB. */
   maxBodyBytes: number;
-  /** Tasks that may wait for a worker before requests get 503; default `workers * 64`. */
+  /** Tasks that may wait for a worker before requests get 503; default `max(workers, 1) * 64`. */
   maxQueue: number;
   /** Time to receive a request's line and headers before 408 and close (`--headers-timeout`); default 10 000 ms. */
   headersTimeoutMs: number;
@@ -153,7 +156,8 @@ export async function resolveServerOptions(
     dataDir: resolve(input.dataDir ?? defaultDataDir(env)),
     logLevel: input.logLevel ?? 'info',
     maxBodyBytes: input.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-    maxQueue: input.maxQueue ?? workers * 64,
+    // Without worker threads the event loop is the one lane tasks wait for.
+    maxQueue: input.maxQueue ?? Math.max(workers, 1) * 64,
     headersTimeoutMs: input.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
     bodyTimeoutMs: input.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
     maxConnections: input.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
@@ -169,7 +173,7 @@ export async function resolveServerOptions(
     revocation: await resolveRevocationFlags(input.revocation),
   };
   checkInteger('--port', options.port, 0, 65_535);
-  checkInteger('--workers', options.workers, 1, 1024);
+  checkInteger('--workers', options.workers, 0, 1024);
   checkInteger('--max-body', options.maxBodyBytes, 1, Number.MAX_SAFE_INTEGER);
   checkInteger('--max-queue', options.maxQueue, 0, Number.MAX_SAFE_INTEGER);
   checkInteger('--headers-timeout', options.headersTimeoutMs, 1, MAX_TIMEOUT_MS);

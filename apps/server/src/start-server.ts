@@ -237,7 +237,7 @@ async function start(input: StartServerOptions): Promise<RunningServer> {
       init: issuingWorkerInits({
         signers: registry.directory.entries,
         keyPool: options.keyPool,
-        threads: options.workers,
+        threads: Math.max(options.workers, 1),
         // With a store, the workers read each certificate's row and sign its first OCSP response.
         issuedHook:
           opened === null
@@ -248,7 +248,8 @@ async function start(input: StartServerOptions): Promise<RunningServer> {
                 ocspIntervalMs: revocation.settings.ocspIntervalMs,
               }),
       }),
-      ...(eventLoopTasks.length > 0 ? { callerThread: { maxTasks: EVENT_LOOP_TASKS, tasks: eventLoopTasks } } : {}),
+      // With --workers 0 the pool runs every task on the event loop by itself (size 0).
+      ...(options.workers > 0 && eventLoopTasks.length > 0 ? { callerThread: { maxTasks: EVENT_LOOP_TASKS, tasks: eventLoopTasks } } : {}),
       ...(prestartedWorkers === undefined ? {} : { prestarted: prestartedWorkers }),
       ...(workerEntry === undefined ? {} : { workerEntry }),
       onError: (error) => logger.error({ err: error }, 'worker pool error'),
@@ -263,8 +264,15 @@ async function start(input: StartServerOptions): Promise<RunningServer> {
   let metricsServer: Server | null = null;
   let metricsUrl = '';
   try {
+    if (pool.size === 0) {
+      // No worker threads: the init hooks (the signers, the issued hook) run on this thread now; one
+      // that fails stops start-up here, as a worker's would in the warm-up, instead of every request.
+      await pool.ready();
+      // The issuer keeps pre-generated keys in worker threads only (worker-key-pool.ts).
+      if (Object.values(options.keyPool).some((size) => size > 0)) logger.warn({ keyPool: options.keyPool }, '--key-pool has no effect with --workers 0: keys are made per request');
+    }
     if (warmUp) {
-      const trust = await warmUpTrust(pool, options, metrics.workerMetricsChannel, eventLoopTasks.length > 0, trustReading);
+      const trust = await warmUpTrust(pool, options, metrics.workerMetricsChannel, pool.size === 0 || eventLoopTasks.length > 0, trustReading);
       trustSnapshot = trust.snapshot;
       logger.info({ trust: trust.summary }, 'trust files loaded');
     }
@@ -406,11 +414,11 @@ const TRUST_FILE_FLAGS = { caBundleFile: '--ca-bundle', intBundleFile: '--int-bu
 
 /**
  * Load the trust files in every thread that runs bundle tasks before listening: every worker of
- * `pool` (one `bundle.warm-up` task each) and this thread too when the event loop runs bundle tasks
- * (`eventLoop`); none of them may load the files on a request's time. This thread reads and indexes
- * the files once (`readTrustSnapshot`; `reading` when it was started earlier, with the same files)
- * while the store and the workers start, then each thread builds its pools
- * from that snapshot (no file read, no parse). A file that fails is a {@link TrustFileError}
+ * `pool` (one `bundle.warm-up` task each; none in a pool of size 0) and this thread too when the
+ * event loop runs bundle tasks (`eventLoop`); none of them may load the files on a request's time.
+ * This thread reads and indexes the files once (`readTrustSnapshot`; `reading` when it was started
+ * earlier, with the same files) while the store and the workers start, then each thread builds its
+ * pools from that snapshot (no file read, no parse). A file that fails is a {@link TrustFileError}
  * naming its flag, with the loader's code. The config is the bundle endpoint's (same
  * `metricsChannel`), so the requests reuse what loaded.
  */
@@ -424,7 +432,7 @@ async function warmUpTrust(
   const context = bundleContextConfig({ ...options, metricsChannel });
   // The workers import the bundle code while this thread reads the files (their failure, if any,
   // shows again in the warm-up below).
-  const preparing = prepareBundleWorkers(pool, pool.size).catch(() => undefined);
+  const preparing = pool.size === 0 ? null : prepareBundleWorkers(pool, pool.size).catch(() => undefined);
   let snapshot: TrustSnapshot;
   try {
     snapshot = await (reading ?? readTrustSnapshot(context));
@@ -435,11 +443,11 @@ async function warmUpTrust(
   }
   await preparing;
   const input = { context, snapshot };
-  const inWorkers = warmUpBundleWorkers(pool, input, pool.size);
+  const inWorkers = pool.size === 0 ? null : warmUpBundleWorkers(pool, input, pool.size);
   // Awaited below; until then a rejection (a pool that cannot start) must not count as unhandled.
-  inWorkers.catch(() => undefined);
+  inWorkers?.catch(() => undefined);
   const here = eventLoop ? await warmUpBundleWorkers(createInlineTaskRunner(), input, 1) : null;
-  const there = await inWorkers;
+  const there = (await inWorkers) ?? here!;
   const outcome = there.ok && here !== null ? here : there;
   if (!outcome.ok) {
     const flag = outcome.file === null ? '--ca-bundle' : TRUST_FILE_FLAGS[outcome.file];

@@ -64,19 +64,30 @@ describe('createServerMetrics', () => {
 
   it('reads the worker pool gauges at scrape time', async () => {
     const metrics = createServerMetrics({ defaultMetrics: false });
-    const pool = { size: 4, maxQueue: 16, pending: 0 };
+    const pool = { size: 4, maxQueue: 16, pending: 0, queued: 0 };
     metrics.watchWorkerPool(pool);
-    pool.pending = 6;
+    Object.assign(pool, { pending: 6, queued: 2 });
     let text = await metrics.render();
     expect(sample(text, 'certsmith_worker_pool_threads')).toBe(4);
     expect(sample(text, 'certsmith_worker_pool_max_queue')).toBe(16);
     expect(sample(text, 'certsmith_worker_pool_active_tasks')).toBe(4);
     expect(sample(text, 'certsmith_worker_pool_queue_depth')).toBe(2);
     expect(sample(text, 'certsmith_worker_pool_utilization')).toBe(1);
-    pool.pending = 1;
+    Object.assign(pool, { pending: 1, queued: 0 });
     text = await metrics.render();
     expect(sample(text, 'certsmith_worker_pool_queue_depth')).toBe(0);
     expect(sample(text, 'certsmith_worker_pool_utilization')).toBe(0.25);
+  });
+
+  it('reads a pool without worker threads (--workers 0): tasks run and wait, no thread is busy', async () => {
+    const metrics = createServerMetrics({ defaultMetrics: false });
+    metrics.watchWorkerPool({ size: 0, maxQueue: 64, pending: 11, queued: 3 });
+    const text = await metrics.render();
+    expect(sample(text, 'certsmith_worker_pool_threads')).toBe(0);
+    expect(sample(text, 'certsmith_worker_pool_max_queue')).toBe(64);
+    expect(sample(text, 'certsmith_worker_pool_active_tasks')).toBe(8);
+    expect(sample(text, 'certsmith_worker_pool_queue_depth')).toBe(3);
+    expect(sample(text, 'certsmith_worker_pool_utilization')).toBe(0);
   });
 
   it('counts worker tasks by outcome', async () => {

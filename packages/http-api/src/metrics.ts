@@ -42,10 +42,13 @@ const SIGNER_CALLS: Readonly<Record<string, string>> = { sign: 'sign', signReque
 
 /** What the pool gauges read on each scrape (a `WorkerPool` has all three). */
 export interface WorkerPoolGaugeSource {
+  /** Worker threads (0: every task runs on the event loop). */
   readonly size: number;
   readonly maxQueue: number;
   /** Tasks admitted and not settled: running plus waiting. */
   readonly pending: number;
+  /** Tasks waiting for a thread (the rest of `pending` runs). */
+  readonly queued: number;
 }
 
 /** Options of {@link createServerMetrics}. */
@@ -204,11 +207,17 @@ export function createServerMetrics(options: ServerMetricsOptions = {}): ServerM
       },
     });
   };
-  poolGauge('certsmith_worker_pool_threads', 'Worker threads in the pool (--workers).', (p) => p.size);
+  // Running = admitted less waiting: a worker runs a message's tasks together, and with --workers 0
+  // (or the event-loop lane) tasks run on the event loop, so neither count is bounded by `size`.
+  poolGauge('certsmith_worker_pool_threads', 'Worker threads in the pool (--workers; 0: every task on the event loop).', (p) => p.size);
   poolGauge('certsmith_worker_pool_max_queue', 'Tasks allowed to wait for a worker before requests get 503 (--max-queue).', (p) => p.maxQueue);
-  poolGauge('certsmith_worker_pool_active_tasks', 'Tasks running on a worker thread now.', (p) => Math.min(p.pending, p.size));
-  poolGauge('certsmith_worker_pool_queue_depth', 'Tasks waiting for a free worker thread now.', (p) => Math.max(0, p.pending - p.size));
-  poolGauge('certsmith_worker_pool_utilization', 'Busy worker threads / threads, 0 to 1, at scrape time.', (p) => (p.size > 0 ? Math.min(p.pending, p.size) / p.size : 0));
+  poolGauge('certsmith_worker_pool_active_tasks', 'Tasks running now, on a worker thread or the event loop (waiting on I/O included).', (p) => p.pending - p.queued);
+  poolGauge('certsmith_worker_pool_queue_depth', 'Tasks waiting for a thread to run them now.', (p) => p.queued);
+  poolGauge(
+    'certsmith_worker_pool_utilization',
+    'Worker threads running a task / threads, 0 to 1, at scrape time (0 without worker threads).',
+    (p) => (p.size > 0 ? Math.min(p.pending - p.queued, p.size) / p.size : 0),
+  );
 
   /** One finished signer call, made here or by a worker's copy of the signer: duration, count, failure. */
   const recordSignerCall = (callLabels: { label: string; plugin: string; call: string }, seconds: number, failureCode: string | null): void => {
