@@ -11,7 +11,8 @@
  * once — while one probe per timeout checks the owner — until the owner answers again.
  */
 import { randomUUID } from 'node:crypto';
-import { issuedCertificateFields, isIssuedCertificateFields } from '../certificate-row.js';
+import { issuedCertificateFields, issuedCertificateRow, isIssuedCertificateFields } from '../certificate-row.js';
+import { rowToRecord } from '../record-mapping.js';
 import type { StoreDriver } from '../db-config.js';
 import { StoreClosedError, StoreUnavailableError } from '../errors.js';
 import type {
@@ -131,7 +132,9 @@ class RemoteStore implements Store {
     } catch (error) {
       return Promise.reject(error as Error);
     }
-    return this.#call('recordCertificate', [sent]);
+    // The owner answers with the row's issue time only (see serve-store.ts); the record is built
+    // here from the same row, exactly as the owner's store built it.
+    return this.#call<Date>('recordCertificate', [sent]).then((issuedAt) => rowToRecord(issuedCertificateRow(sent, issuedAt)));
   }
 
   insertCertificate(row: CertificateRowInput): Promise<void> {

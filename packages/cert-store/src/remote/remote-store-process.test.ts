@@ -126,6 +126,21 @@ describe('a store served by another process over IPC (serialization: advanced)',
     await client.close();
   });
 
+  it('fails only the call whose arguments cannot be cloned, with the others of its turn sent', async () => {
+    const { client, channel } = await startOwner();
+    const issuer = testIssuer('Process Clone CA');
+    const [good, bad] = await Promise.allSettled([
+      client.recordCertificate({ certificate: issuer.leaf('clone-ok.example').pem }),
+      client.recordCertificate({ certificate: issuer.leaf('clone-bad.example').pem, metadata: { callback: () => undefined } }),
+    ]);
+    expect(good.status).toBe('fulfilled');
+    expect((bad as PromiseRejectedResult).reason).toBeInstanceOf(TypeError);
+    expect(((bad as PromiseRejectedResult).reason as Error).message).toMatch(/recordCertificate cannot be sent to the certificate store: .*could not be cloned/);
+    await expect(client.ping()).resolves.toBeUndefined();
+    expect(channel.sent.length).toBeGreaterThanOrEqual(2);
+    await client.close();
+  });
+
   it('pushes changes made through the owner to a watch held there', async () => {
     const { client } = await startOwner();
     const record = await client.recordCertificate({ certificate: testIssuer('Process Watch CA').leaf('w.example').pem, label: 'w' });

@@ -43,9 +43,18 @@ export function ipcChannel(endpoint: IpcEndpoint): StoreChannel {
   return {
     send(message) {
       if (endpoint.connected === false || endpoint.send === undefined) return;
-      // With a callback, a channel that closes meanwhile reports to it instead of emitting 'error'
-      // on the process object, which would end the process when nothing listens for it.
-      endpoint.send(message, ignoreSendError);
+      try {
+        // With a callback, a channel that closes meanwhile reports to it instead of emitting 'error'
+        // on the process object, which would end the process when nothing listens for it.
+        endpoint.send(message, ignoreSendError);
+      } catch (error) {
+        // node's IPC serializer throws a plain Error for a value it cannot clone, where a
+        // MessagePort throws a DataCloneError: one name for both, so callers can tell it apart.
+        if (error instanceof Error && error.name !== 'DataCloneError' && /could not be cloned/.test(error.message)) {
+          throw new DOMException(error.message, 'DataCloneError');
+        }
+        throw error;
+      }
     },
     onMessage(listener) {
       endpoint.on('message', listener);

@@ -43,7 +43,7 @@ export const STORE_CALL_METHODS: ReadonlySet<string> = new Set<StoreCallMethod>(
  */
 export type ProtocolMethod = 'watch' | 'unwatch' | 'release';
 
-/** One call: `args` are encoded with `toWire`. */
+/** One call: `args` are encoded with `toWire`. `recordCertificate` is answered with the record's `issuedAt` only. */
 export interface WireCall {
   id: number;
   method: StoreCallMethod | ProtocolMethod;

@@ -1,0 +1,184 @@
+#!/usr/bin/env node
+/**
+ * What recording costs when the store is in another process (`serve --processes N`: the primary
+ * owns the store, worker processes record over cluster IPC with `serialization: 'advanced'`), against
+ * recording in the process that owns it. Run `npx tsc -b tsconfig.json` first; through
+ * `/work/bin/quiet` on the shared machine:
+ *
+ *   node tools/bench/cert-store/remote-record.bench.mjs [rounds=400] [batch=16] [workers=1,2]
+ *
+ * Each round records `batch` certificates in one turn (as concurrent newcerts finishing together
+ * would) and waits for them; the row's fields are read from the certificate before timing (issuing
+ * does that where it signs). Modes: `direct` (the owner's own event loop records) and `remote xN`
+ * (N forked processes record through `connectStore`, each `batch` a round, at once). Reported: CPU
+ * per row of the owner process (its SQLite thread included) and of the recording processes, their
+ * sum, round latency p50/p99, and the messages each way per round. IPC cost per row = the remote
+ * sum − direct. SQLite with `synchronous=FULL` on the machine's disk, a fresh file per mode.
+ */
+import { execFileSync, fork } from 'node:child_process';
+import { randomFillSync } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const load = (path) => import(join(here, '../../..', path));
+const store = await load('packages/cert-store/dist/index.js');
+const x509 = await load('packages/x509-core/dist/index.js');
+
+const rounds = Number(process.argv[2] ?? 400);
+const batch = Number(process.argv[3] ?? 16);
+const workerCounts = (process.argv[4] ?? '1,2').split(',').map(Number);
+
+/** `count` distinct certificates' row fields from one real certificate with other serials (the store does not verify). */
+function fieldsFrom(pem, count) {
+  const base = x509.parseCertificate(x509.decodePemBlock(pem).block.bytes);
+  const serial = Buffer.from(base.serialNumberHex, 'hex');
+  const offset = Buffer.from(base.der).indexOf(serial);
+  return Array.from({ length: count }, () => {
+    const der = Buffer.from(base.der);
+    randomFillSync(der, offset, serial.length);
+    der.writeUIntBE(Date.now(), offset, 6);
+    return store.issuedCertificateFields(der);
+  });
+}
+
+/** Record `rounds` batches through `target`; returns round latencies in ms. */
+async function recordRounds(target, fields, rounds, batch) {
+  const latencies = [];
+  for (let round = 0; round < rounds; round += 1) {
+    const started = performance.now();
+    await Promise.all(fields.slice(round * batch, (round + 1) * batch).map((certificate) => target.recordCertificate({ certificate })));
+    latencies.push(performance.now() - started);
+  }
+  return latencies;
+}
+
+const cpuMs = (usage) => (usage.user + usage.system) / 1000;
+
+// ---- the recording process -------------------------------------------------------------------
+if (process.argv[2] === 'worker') {
+  const client = store.connectStore(store.ipcChannel(process), { driver: 'sqlite3' });
+  let sent = 0;
+  let received = 0;
+  process.on('message', async (message) => {
+    if (store.isStoreMessage(message)) {
+      received += 1;
+      return;
+    }
+    if (message.type !== 'run') return;
+    const fields = fieldsFrom(message.pem, message.warmup + message.rounds * message.batch);
+    // Warm-up: JIT, the store's statements, the pipe.
+    await Promise.all(fields.slice(0, message.warmup).map((certificate) => client.recordCertificate({ certificate })));
+    process.send({ type: 'ready' });
+    await new Promise((resolve) => process.once('message', resolve));
+    const originalSend = process.send.bind(process);
+    process.send = (m, ...rest) => {
+      if (store.isStoreMessage(m)) sent += 1;
+      return originalSend(m, ...rest);
+    };
+    sent = 0;
+    received = 0;
+    const cpu = process.cpuUsage();
+    const latencies = await recordRounds(client, fields.slice(message.warmup), message.rounds, message.batch);
+    const usage = process.cpuUsage(cpu);
+    process.send = originalSend;
+    process.send({ type: 'done', cpuMs: cpuMs(usage), latencies, sent, received });
+  });
+  process.send({ type: 'started' });
+} else {
+  await main();
+}
+
+function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
+}
+
+function summary(name, rows, ownerCpu, clientCpu, latencies, messages) {
+  latencies.sort((a, b) => a - b);
+  const perRow = (ms) => ((ms * 1000) / rows).toFixed(1);
+  console.log(
+    [
+      name.padEnd(10),
+      `owner ${perRow(ownerCpu).padStart(6)} µs/row`,
+      `recorders ${perRow(clientCpu).padStart(6)} µs/row`,
+      `sum ${perRow(ownerCpu + clientCpu).padStart(6)} µs/row`,
+      `round p50 ${percentile(latencies, 50).toFixed(2)} / p99 ${percentile(latencies, 99).toFixed(2)} ms`,
+      messages,
+    ].join('  '),
+  );
+  return (ownerCpu + clientCpu) / rows;
+}
+
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), 'certsmith-bench-remote-'));
+  const ca = JSON.parse(execFileSync('cfssl', ['gencert', '-initca', '-'], { input: JSON.stringify({ CN: 'Bench CA', key: { algo: 'ecdsa', size: 256 } }), encoding: 'utf8', stdio: ['pipe', 'pipe', 'ignore'] }));
+  console.log(`${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, Node ${process.version}; ${rounds} rounds of ${batch} records per recorder`);
+  let directPerRow;
+  try {
+    // Direct: this process owns the store and records.
+    {
+      const direct = await store.openStore({ driver: 'sqlite3', dataSource: join(dir, 'direct.db') });
+      const fields = fieldsFrom(ca.cert, 200 + rounds * batch);
+      await Promise.all(fields.slice(0, 200).map((certificate) => direct.recordCertificate({ certificate })));
+      const cpu = process.cpuUsage();
+      const latencies = await recordRounds(direct, fields.slice(200), rounds, batch);
+      const owner = cpuMs(process.cpuUsage(cpu));
+      await direct.close();
+      directPerRow = summary('direct', rounds * batch, owner, 0, latencies, '');
+    }
+    for (const count of workerCounts) {
+      const owner = await store.openStore({ driver: 'sqlite3', dataSource: join(dir, `remote-${count}.db`) });
+      const { NODE_OPTIONS: _ignored, ...env } = process.env;
+      const children = [];
+      const servers = [];
+      for (let i = 0; i < count; i += 1) {
+        const child = fork(fileURLToPath(import.meta.url), ['worker'], { serialization: 'advanced', env, execArgv: process.env.BENCH_CHILD_ARGS ? process.env.BENCH_CHILD_ARGS.split(' ') : [] });
+        await new Promise((resolve) => child.once('message', resolve));
+        servers.push(store.serveStore(owner, store.ipcChannel(child)));
+        children.push(child);
+      }
+      const next = (child, type) =>
+        new Promise((resolve) => {
+          const listener = (message) => {
+            if (message?.type !== type) return;
+            child.off('message', listener);
+            resolve(message);
+          };
+          child.on('message', listener);
+        });
+      await Promise.all(children.map((child) => {
+        const ready = next(child, 'ready');
+        child.send({ type: 'run', pem: ca.cert, warmup: 200, rounds, batch });
+        return ready;
+      }));
+      const done = children.map((child) => next(child, 'done'));
+      const cpu = process.cpuUsage();
+      for (const child of children) child.send({ type: 'go' });
+      const results = await Promise.all(done);
+      const ownerCpu = cpuMs(process.cpuUsage(cpu));
+      const rows = rounds * batch * count;
+      const sent = results.reduce((sum, r) => sum + r.sent, 0);
+      const received = results.reduce((sum, r) => sum + r.received, 0);
+      const perRow = summary(
+        `remote x${count}`,
+        rows,
+        ownerCpu,
+        results.reduce((sum, r) => sum + r.cpuMs, 0),
+        results.flatMap((r) => r.latencies),
+        `messages/round: ${(sent / (rounds * count)).toFixed(2)} out, ${(received / (rounds * count)).toFixed(2)} back`,
+      );
+      console.log(`${''.padEnd(10)}  IPC cost ≈ ${((perRow - directPerRow) * 1000).toFixed(1)} µs CPU per row (remote sum − direct)`);
+      for (const server of servers) await server.close();
+      await Promise.all(children.map((child) => new Promise((resolve) => {
+        child.once('exit', resolve);
+        child.disconnect();
+      })));
+      await owner.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
