@@ -6,9 +6,11 @@
  * with `setImmediate`, like the store's own batcher), and the owner starts them together.
  *
  * A client never hangs: a channel that closes, or an owner that stopped, fails pending and new
- * calls with `StoreUnavailableError` (503 + `Retry-After`) for good; an owner that does not answer
- * a call within `callTimeoutMs` fails every pending call with it and answers new calls with it at
- * once — while one probe per timeout checks the owner — until the owner answers again.
+ * calls with `StoreUnavailableError` (503 + `Retry-After`) for good. Otherwise two things are told
+ * apart, because a store call can be slow while its owner is well (a tidy of a large store, a
+ * SQLite thread busy with one): a call not answered within `callTimeoutMs` fails alone; an owner
+ * that says nothing at all while calls wait — asked by a probe its server answers without the
+ * store — is stuck: every pending call fails, and new calls fail at once until it answers again.
  */
 import { randomUUID } from 'node:crypto';
 import { issuedCertificateFields, issuedCertificateRow, isIssuedCertificateFields } from '../certificate-row.js';
@@ -50,6 +52,13 @@ import { fromWire, toWire } from './wire-values.js';
  */
 export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
 
+/**
+ * Calls without a deadline of their own: `tidy` deletes in batches until done and may run for
+ * minutes on a large store (in SQLite's thread, as one task); it waits as long as the owner shows
+ * it is alive, and fails only when the owner is stuck or gone.
+ */
+const UNBOUNDED_CALLS: ReadonlySet<string> = new Set(['tidy']);
+
 /** Options of {@link connectStore}. */
 export interface ConnectStoreOptions {
   /**
@@ -57,7 +66,11 @@ export interface ConnectStoreOptions {
    * round trip. The worker process knows it from the same configuration the owner opened.
    */
   driver: StoreDriver;
-  /** A call the owner has not answered after this long fails with 503 (default {@link DEFAULT_CALL_TIMEOUT_MS}). */
+  /**
+   * A call not answered after this long fails with 503 (`tidy` excepted); an owner silent for this
+   * long while calls wait (a probe included) fails them all and new calls until it answers
+   * (default {@link DEFAULT_CALL_TIMEOUT_MS}).
+   */
   callTimeoutMs?: number;
   /** `retryAfterSeconds` of the 503s the client itself raises (default 1). */
   retryAfterSeconds?: number;
@@ -66,7 +79,7 @@ export interface ConnectStoreOptions {
 interface PendingCall {
   resolve: (value: unknown) => void;
   reject: (error: Error) => void;
-  /** `Date.now()` after which the owner counts as not answering; 0 until the call is sent. */
+  /** `Date.now()` after which the call fails; 0 until it is sent, `Infinity` for {@link UNBOUNDED_CALLS}. */
   deadline: number;
 }
 
@@ -103,10 +116,17 @@ class RemoteStore implements Store {
   /** In send order: the first entry is the oldest call still waiting. */
   readonly #pending = new Map<number, PendingCall>();
   readonly #watches = new Map<number, RemoteWatch>();
-  #timer: NodeJS.Timeout | null = null;
+  /** Checks deadlines and the owner's liveness while calls wait (one timer, not one per call). */
+  #ticker: NodeJS.Timeout | null = null;
+  /** When the owner last sent this client anything (or when the client began waiting on it). */
+  #lastHeard = Date.now();
+  /** When the liveness probe in flight was sent; `null`: none in flight. */
+  #probeSentAt: number | null = null;
+  /** Subscriptions to ask for again when the owner next answers. */
+  #lostWatches = 0;
   /** Why every call fails for good (the channel closed, the owner stopped). */
   #failure: string | null = null;
-  /** Why calls fail until the owner answers again (it let a call go unanswered past the timeout). */
+  /** Why calls fail until the owner answers again (it said nothing for the timeout, a probe included). */
   #unresponsive: string | null = null;
   #closed = false;
   #closing: Promise<void> | null = null;
@@ -229,8 +249,7 @@ class RemoteStore implements Store {
     await Promise.all([...this.#watches.keys()].map(async (id) => await this.#unsubscribe(id, this.#watches.get(id)!)));
     this.#sendCalls([{ id: 0, method: 'release', args: [] }]);
     for (const detach of this.#detach) detach();
-    if (this.#timer !== null) clearTimeout(this.#timer);
-    this.#timer = null;
+    this.#stopTicker();
   }
 
   #call<T>(method: StoreCallMethod, args: unknown[]): Promise<T> {
@@ -238,12 +257,9 @@ class RemoteStore implements Store {
     return this.#enqueue(method, args) as Promise<T>;
   }
 
-  /**
-   * Queue a call for this turn's message. Internal calls (subscriptions) also run while closing; a
-   * `probe` also goes while the owner is not answering.
-   */
-  #enqueue(method: StoreCallMethod | ProtocolMethod, args: unknown[], probe = false): Promise<unknown> {
-    const refusal = this.#failure ?? (probe ? null : this.#unresponsive);
+  /** Queue a call for this turn's message. Internal calls (subscriptions) also run while closing. */
+  #enqueue(method: StoreCallMethod | ProtocolMethod, args: unknown[]): Promise<unknown> {
+    const refusal = this.#failure ?? this.#unresponsive;
     if (refusal !== null) return Promise.reject(this.#unavailable(refusal));
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
@@ -261,13 +277,16 @@ class RemoteStore implements Store {
     const calls = this.#queue;
     if (calls.length === 0) return;
     this.#queue = [];
-    const deadline = Date.now() + this.#timeoutMs;
+    const now = Date.now();
+    // Silence counts from when the client starts waiting, not from an answer long ago.
+    if (this.#ticker === null) this.#lastHeard = Math.max(this.#lastHeard, now);
+    const deadline = now + this.#timeoutMs;
     for (const call of calls) {
       const pending = this.#pending.get(call.id);
-      if (pending !== undefined) pending.deadline = deadline;
+      if (pending !== undefined) pending.deadline = UNBOUNDED_CALLS.has(call.method) ? Infinity : deadline;
     }
     this.#sendCalls(calls);
-    this.#armTimer();
+    this.#startTicker();
   }
 
   #sendCalls(calls: WireCall[]): void {
@@ -293,7 +312,7 @@ class RemoteStore implements Store {
       return;
     }
     if (message.session !== this.#session || !Array.isArray(message.replies)) return;
-    if (this.#unresponsive !== null) this.#recovered();
+    this.#heard();
     for (const reply of message.replies as WireReply[]) {
       if ('watch' in reply) this.#deliver(reply);
       else if (reply.ok) this.#settle(reply.id)?.resolve(fromWire(reply.value));
@@ -314,40 +333,57 @@ class RemoteStore implements Store {
     return pending;
   }
 
-  /**
-   * One timer for all calls, set for the oldest: calls are sent in order, so when the oldest has
-   * been answered in time the next deadline is later (no timer per call on the hot path).
-   */
-  #armTimer(): void {
-    if (this.#timer !== null) return;
-    const oldest = this.#pending.values().next().value;
-    if (oldest === undefined || oldest.deadline === 0) return;
-    this.#timer = setTimeout(() => this.#onTimer(), Math.max(0, oldest.deadline - Date.now()));
-    // A store nobody waits on must not keep a process alive.
-    this.#timer.unref();
-  }
-
-  #onTimer(): void {
-    this.#timer = null;
-    if (this.#failure !== null) return;
-    const oldest = this.#pending.values().next().value;
-    if (oldest === undefined || oldest.deadline === 0) return;
-    if (oldest.deadline > Date.now()) {
-      this.#armTimer();
-      return;
-    }
-    const first = this.#unresponsive === null;
-    this.#unresponsive = `the certificate store did not answer within ${this.#timeoutMs} ms`;
-    this.#rejectAll(this.#unresponsive);
-    if (first) this.#reportToWatches(this.#unresponsive);
-    // Probe: any answer from the owner ends the refusal (late answers to the failed calls do too);
-    // while there is none, this probe times out in turn and the next one goes.
-    this.#enqueue('ping', [], true).catch(() => undefined);
-  }
-
-  #recovered(): void {
+  /** The owner said something: it is alive; subscriptions it could not take are asked for again. */
+  #heard(): void {
+    this.#lastHeard = Date.now();
+    this.#probeSentAt = null;
     this.#unresponsive = null;
+    if (this.#lostWatches === 0) return;
+    this.#lostWatches = 0;
     for (const [id, watch] of this.#watches) if (watch.state === 'lost') this.#subscribe(id, watch);
+  }
+
+  #startTicker(): void {
+    if (this.#ticker !== null || this.#failure !== null) return;
+    // A quarter of the timeout (at most 1 s): deadlines are kept to that precision, at one timer
+    // callback per period while calls wait — none while idle.
+    this.#ticker = setTimeout(() => this.#tick(), Math.max(5, Math.min(1000, this.#timeoutMs / 4)));
+    // A store nobody waits on must not keep a process alive.
+    this.#ticker.unref();
+  }
+
+  #stopTicker(): void {
+    if (this.#ticker !== null) clearTimeout(this.#ticker);
+    this.#ticker = null;
+  }
+
+  #tick(): void {
+    this.#ticker = null;
+    if (this.#failure !== null) return;
+    const now = Date.now();
+    const half = this.#timeoutMs / 2;
+    if (this.#probeSentAt !== null && now - this.#probeSentAt >= half) {
+      // Silent for half the timeout, then the probe unanswered for the other half: stuck or gone.
+      this.#probeSentAt = null;
+      const first = this.#unresponsive === null;
+      this.#unresponsive = `the certificate store did not answer for ${this.#timeoutMs} ms`;
+      this.#rejectAll(this.#unresponsive);
+      if (first) this.#reportToWatches(this.#unresponsive);
+    }
+    // Calls past their deadline, oldest first: they were sent in order, so the first one still in
+    // time ends the search (unbounded ones are passed over, unsent ones come last).
+    for (const [id, pending] of this.#pending) {
+      if (pending.deadline === Infinity) continue;
+      if (pending.deadline === 0 || pending.deadline > now) break;
+      this.#settle(id)?.reject(this.#unavailable(`the certificate store did not answer within ${this.#timeoutMs} ms`));
+    }
+    const waiting = this.#pending.size > 0 || this.#unresponsive !== null;
+    if (waiting && this.#probeSentAt === null && now - this.#lastHeard >= half) {
+      // Answered by the owner's server at once, without the store: a slow store call does not delay it.
+      this.#probeSentAt = now;
+      this.#sendCalls([{ id: 0, method: 'alive', args: [] }]);
+    }
+    if (waiting) this.#startTicker();
   }
 
   /** The channel or the owner is gone for good. */
@@ -357,8 +393,7 @@ class RemoteStore implements Store {
     this.#queue = [];
     this.#rejectAll(reason);
     this.#reportToWatches(reason);
-    if (this.#timer !== null) clearTimeout(this.#timer);
-    this.#timer = null;
+    this.#stopTicker();
   }
 
   #rejectAll(reason: string): void {
@@ -383,7 +418,9 @@ class RemoteStore implements Store {
       (error: Error) => {
         if (watch.state !== 'subscribing') return;
         // Unanswered: ask again once the owner answers (the owner ignores a second ask for the same id).
-        watch.state = this.#failure === null && this.#unresponsive !== null ? 'lost' : 'closed';
+        const lost = this.#failure === null && error instanceof StoreUnavailableError;
+        watch.state = lost ? 'lost' : 'closed';
+        if (lost) this.#lostWatches += 1;
         watch.onError?.(error);
       },
     );

@@ -264,29 +264,87 @@ describe('connectStore: errors', () => {
     }
   });
 
-  it('fails a call the owner does not answer in time with 503, refuses calls until it answers again, then recovers', async () => {
+  it('fails a store call not answered in time with 503, alone, while the owner answers others', async () => {
     const owner = await openStore({ driver: 'sqlite3', dataSource: nextFile() });
     let release: () => void = () => undefined;
     const stuck = new Promise<void>((resolve) => (release = resolve));
-    let hang = true;
-    const slow = overriding(owner, { ping: async () => (hang ? await stuck : undefined) });
-    const pair = await connectedPair(slow, { callTimeoutMs: 150 });
+    const slow = overriding(owner, { ping: async () => await stuck });
+    const pair = await connectedPair(slow, { callTimeoutMs: 200 });
     try {
       const started = Date.now();
-      const timedOut = await rejection(pair.client.ping());
+      const slowCall = rejection(pair.client.ping());
+      await expect(pair.client.countCertificates()).resolves.toEqual([]);
+      const timedOut = await slowCall;
       expect(timedOut).toBeInstanceOf(StoreUnavailableError);
-      expect(timedOut).toMatchObject({ code: 503, retryAfterSeconds: 1 });
-      expect(Date.now() - started).toBeGreaterThanOrEqual(140);
-      // While the owner does not answer, calls fail at once instead of piling up.
-      const refused = await rejection(pair.client.countCertificates());
-      expect(refused).toBeInstanceOf(StoreUnavailableError);
-      hang = false;
-      release();
-      // The late answer (and the probe) show the owner is back.
-      await untilResolves(() => pair.client.countCertificates());
-      await expect(pair.client.ping()).resolves.toBeUndefined();
+      expect(timedOut).toMatchObject({ code: 503, retryAfterSeconds: 1, message: 'the certificate store did not answer within 200 ms' });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(195);
+      // The owner is alive (it answers the client's probe without the store): calls go on.
+      await expect(pair.client.countCertificates()).resolves.toEqual([]);
     } finally {
+      release();
       await pair.closeAll();
+    }
+  });
+
+  it('lets a tidy run past the timeout while the owner is alive', async () => {
+    const owner = await openStore({ driver: 'sqlite3', dataSource: nextFile() });
+    let release: () => void = () => undefined;
+    const longTidy = new Promise<void>((resolve) => (release = resolve));
+    const slow = overriding(owner, {
+      tidy: async (options) => {
+        await longTidy;
+        return await owner.tidy(options);
+      },
+    });
+    const pair = await connectedPair(slow, { callTimeoutMs: 100 });
+    try {
+      const tidy = pair.client.tidy();
+      // Three timeouts long, with the owner's server answering the client's probes meanwhile.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      release();
+      await expect(tidy).resolves.toEqual({ certificates: 0, ocspResponses: 0, changes: 0 });
+    } finally {
+      release();
+      await pair.closeAll();
+    }
+  });
+
+  it('fails every call when the owner says nothing for the timeout, refuses new ones at once, and recovers when it answers', async () => {
+    const owner = await openStore({ driver: 'sqlite3', dataSource: nextFile() });
+    const { port1, port2 } = new MessageChannel();
+    // An owner whose event loop is blocked: what is sent to it waits until it runs again.
+    let blocked = true;
+    const held: unknown[] = [];
+    let deliver: (message: unknown) => void = () => undefined;
+    const ownerSide = messagePortChannel(port1);
+    const blockedOwner: StoreChannel = {
+      send: (message) => ownerSide.send(message),
+      onMessage(listener) {
+        deliver = listener;
+        return ownerSide.onMessage((message) => (blocked ? held.push(message) : listener(message)));
+      },
+    };
+    const server = serveStore(owner, blockedOwner);
+    const client = connectStore(messagePortChannel(port2), { driver: 'sqlite3', callTimeoutMs: 200 });
+    try {
+      const started = Date.now();
+      const pending = [rejection(client.ping()), rejection(client.tidy())];
+      for (const error of await Promise.all(pending)) {
+        expect(error).toBeInstanceOf(StoreUnavailableError);
+        expect(error).toMatchObject({ code: 503, message: 'the certificate store did not answer for 200 ms' });
+      }
+      expect(Date.now() - started).toBeGreaterThanOrEqual(195);
+      expect(await rejection(client.countCertificates())).toBeInstanceOf(StoreUnavailableError);
+      blocked = false;
+      for (const message of held.splice(0)) deliver(message);
+      await untilResolves(() => client.countCertificates());
+      await expect(client.ping()).resolves.toBeUndefined();
+    } finally {
+      await client.close();
+      await server.close();
+      await owner.close();
+      port1.close();
+      port2.close();
     }
   });
 

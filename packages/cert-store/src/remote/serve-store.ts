@@ -149,6 +149,9 @@ export function serveStore(store: Store, channel: StoreChannel): StoreServer {
   const handle = (sessionId: string, call: WireCall) => {
     if (call.method === 'release') {
       release(sessionId);
+    } else if (call.method === 'alive') {
+      // Liveness of this process, not of the store: answered even while store calls are slow.
+      reply(sessionId, { id: call.id, ok: true, value: undefined });
     } else if (stopping) {
       reply(sessionId, { id: call.id, ok: false, error: errorToWire(new StoreUnavailableError('the certificate store is shutting down')) });
     } else if (call.method === 'watch') {

@@ -39,9 +39,10 @@ export const STORE_CALL_METHODS: ReadonlySet<string> = new Set<StoreCallMethod>(
  * Calls of the protocol itself: `watch` starts a change subscription held by the owner (its id is
  * the call's id; args: the options that can be cloned), `unwatch` ends one (args: its id; answered
  * once the owner's subscription is closed), `release` drops everything of the session (the client
- * closed; not answered).
+ * closed; not answered), `alive` is answered by the owner's server at once, without the store (the
+ * client's probe of an owner that has been silent while calls wait).
  */
-export type ProtocolMethod = 'watch' | 'unwatch' | 'release';
+export type ProtocolMethod = 'watch' | 'unwatch' | 'release' | 'alive';
 
 /** One call: `args` are encoded with `toWire`. `recordCertificate` is answered with the record's `issuedAt` only. */
 export interface WireCall {
