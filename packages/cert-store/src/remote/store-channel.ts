@@ -25,7 +25,10 @@ export interface StoreChannel {
  * in common: `send` with a completion callback, `connected`, and `message`/`disconnect` events.
  */
 export interface IpcEndpoint {
+  /** `ChildProcess` and `process` say whether the channel is open with `connected`… */
   readonly connected?: boolean;
+  /** …and a cluster `Worker` with `isConnected()`. */
+  isConnected?(): boolean;
   send?(message: unknown, callback?: (error: Error | null) => void): boolean;
   on(event: 'message', listener: (message: unknown) => void): unknown;
   on(event: 'disconnect', listener: () => void): unknown;
@@ -40,9 +43,10 @@ export interface IpcEndpoint {
  * serialisation would not keep.
  */
 export function ipcChannel(endpoint: IpcEndpoint): StoreChannel {
+  const disconnected = () => endpoint.connected === false || endpoint.isConnected?.() === false;
   return {
     send(message) {
-      if (endpoint.connected === false || endpoint.send === undefined) return;
+      if (disconnected() || endpoint.send === undefined) return;
       try {
         // With a callback, a channel that closes meanwhile reports to it instead of emitting 'error'
         // on the process object, which would end the process when nothing listens for it.
@@ -69,7 +73,7 @@ export function ipcChannel(endpoint: IpcEndpoint): StoreChannel {
       };
       endpoint.on('disconnect', once);
       // Already disconnected: no event will come, so say so at once (asynchronously, as an event would).
-      if (endpoint.connected === false) queueMicrotask(once);
+      if (disconnected()) queueMicrotask(once);
       return () => {
         called = true;
         endpoint.off('disconnect', once);
