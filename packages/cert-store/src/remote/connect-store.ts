@@ -226,9 +226,15 @@ class RemoteStore implements Store {
       state: 'subscribing',
       delivering: Promise.resolve(),
     };
+    let closing: Promise<void> | null = null;
+    if (this.#closed) {
+      // As a local store's watch after close(): it reports the closed store and delivers nothing.
+      watch.state = 'closed';
+      queueMicrotask(() => watch.onError?.(new StoreClosedError()));
+      return { close: async () => undefined };
+    }
     this.#watches.set(id, watch);
     this.#subscribe(id, watch);
-    let closing: Promise<void> | null = null;
     return {
       close: () => {
         closing ??= this.#unsubscribe(id, watch);

@@ -393,6 +393,12 @@ describe('connectStore: errors', () => {
       await pair.client.close();
       expect(await rejection(pair.client.ping())).toBeInstanceOf(StoreClosedError);
       await expect(pair.owner.ping()).resolves.toBeUndefined();
+      // A watch asked for after close() is not held by the owner: it reports the closed store.
+      const sent = pair.clientChannel.sent.length;
+      const error = await new Promise<Error>((resolve) => pair.client.watchChanges(() => undefined, { onError: resolve }));
+      expect(error).toBeInstanceOf(StoreClosedError);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(pair.clientChannel.sent).toHaveLength(sent);
     } finally {
       await pair.closeAll();
     }

@@ -201,7 +201,8 @@ export function serveStore(store: Store, channel: StoreChannel): StoreServer {
     close() {
       closing ??= (async () => {
         stopping = true;
-        if (inFlight > 0) await new Promise<void>((resolve) => (onIdle = resolve));
+        // Their answers are still owed to a client that is there; to one that is gone, nothing is.
+        if (inFlight > 0 && !peerGone) await new Promise<void>((resolve) => (onIdle = resolve));
         flush();
         if (!peerGone) {
           try {
