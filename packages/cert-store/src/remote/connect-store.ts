@@ -230,7 +230,7 @@ class RemoteStore implements Store {
     if (this.#closed) {
       // As a local store's watch after close(): it reports the closed store and delivers nothing.
       watch.state = 'closed';
-      queueMicrotask(() => watch.onError?.(new StoreClosedError()));
+      queueMicrotask(() => tell(watch, new StoreClosedError()));
       return { close: async () => undefined };
     }
     this.#watches.set(id, watch);
@@ -408,7 +408,7 @@ class RemoteStore implements Store {
   }
 
   #reportToWatches(reason: string): void {
-    for (const watch of this.#watches.values()) if (watch.state !== 'closed') watch.onError?.(this.#unavailable(reason));
+    for (const watch of this.#watches.values()) if (watch.state !== 'closed') tell(watch, this.#unavailable(reason));
   }
 
   #unavailable(reason: string): StoreUnavailableError {
@@ -427,7 +427,7 @@ class RemoteStore implements Store {
         const lost = this.#failure === null && error instanceof StoreUnavailableError;
         watch.state = lost ? 'lost' : 'closed';
         if (lost) this.#lostWatches += 1;
-        watch.onError?.(error);
+        tell(watch, error);
       },
     );
   }
@@ -447,7 +447,7 @@ class RemoteStore implements Store {
     const watch = this.#watches.get(reply.watch);
     if (watch === undefined || watch.state === 'closed') return;
     if ('error' in reply) {
-      watch.onError?.(errorFromWire(reply.error));
+      tell(watch, errorFromWire(reply.error));
       return;
     }
     const change = fromWire(reply.change) as CertificateChange;
@@ -455,6 +455,18 @@ class RemoteStore implements Store {
       .then(async () => {
         if (watch.state !== 'closed') await watch.onChange(change);
       })
-      .catch((error: unknown) => watch.onError?.(error instanceof Error ? error : new Error(String(error))));
+      .catch((error: unknown) => tell(watch, error instanceof Error ? error : new Error(String(error))));
+  }
+}
+
+/**
+ * Give a subscription's `onError` an error. It runs inside the channel's message handler or a
+ * timer: an `onError` that throws must not end the process, and it has nobody else to tell.
+ */
+function tell(watch: RemoteWatch, error: Error): void {
+  try {
+    watch.onError?.(error);
+  } catch {
+    // Nothing to do: the error was the subscriber's to handle.
   }
 }
