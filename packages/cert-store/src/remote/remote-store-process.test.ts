@@ -11,12 +11,15 @@ import { openStore } from '../open-store.js';
 import type { Store } from '../store.js';
 import { testIssuer } from '../test-support/certificates.js';
 import { connectStore } from './connect-store.js';
+import { serveStore } from './serve-store.js';
+import { issuedCertificateFields } from '../certificate-row.js';
 import { ipcChannel } from './store-channel.js';
 import type { StoreChannel } from './store-channel.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'certsmith-remote-process-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const ownerScript = fileURLToPath(new URL('../test-support/remote-store-owner.mjs', import.meta.url));
+const clientScript = fileURLToPath(new URL('../test-support/remote-store-client.mjs', import.meta.url));
 const DAY = 86_400_000;
 let files = 0;
 
@@ -192,5 +195,73 @@ describe('a store served by another process over IPC (serialization: advanced)',
     expect(await second.getCertificate(record.serial, record.authorityKeyId)).toMatchObject({ serial: record.serial });
     expect(child.exitCode).toBeNull();
     await second.close();
+  });
+});
+
+describe('a store served to another process over IPC (this process owns it, as the primary does)', () => {
+  it('gives the worker process the local types and error classes, and drops its subscription when it dies', async () => {
+    const owner = await openStore({ driver: 'sqlite3', dataSource: join(dir, `primary-${(files += 1)}.db`) });
+    const held = new Set<object>();
+    const tracking = new Proxy(owner, {
+      get(target, property) {
+        if (property === 'watchChanges') {
+          return (...args: Parameters<Store['watchChanges']>) => {
+            const subscription = target.watchChanges(...args);
+            const tracked = {
+              close: async () => {
+                held.delete(tracked);
+                await subscription.close();
+              },
+            };
+            held.add(tracked);
+            return tracked;
+          };
+        }
+        const value = Reflect.get(target, property, target) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const leaf = testIssuer('Primary CA').leaf('worker.example');
+    const { NODE_OPTIONS: _ignored, ...env } = process.env;
+    const child = fork(clientScript, [leaf.pem], { serialization: 'advanced', env, execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    running.push(child);
+    const server = serveStore(tracking, ipcChannel(child));
+    try {
+      const messages: Array<Record<string, unknown>> = [];
+      const next = (name: string) =>
+        new Promise<Record<string, unknown>>((resolve, reject) => {
+          const seen = messages.find((message) => message.fixture === name);
+          if (seen !== undefined) return resolve(seen);
+          const onMessage = (message: Record<string, unknown>) => message?.fixture === name && resolve(message);
+          child.on('message', onMessage);
+          child.once('exit', (code) => reject(new Error(`the worker process exited with ${code}`)));
+        });
+      child.on('message', (message: Record<string, unknown>) => messages.push(message));
+      const report = await next('report');
+      expect(report).toEqual({
+        fixture: 'report',
+        serial: expect.any(String),
+        expiryIsDate: true,
+        issuedAtMatches: true,
+        bodyIsUint8Array: true,
+        bodyBytes: [0x30, 0x00, 0xff],
+        crlNumberType: 'bigint',
+        duplicateIsStoreError: true,
+        duplicateCode: 11000,
+      });
+      expect(await owner.getCertificate(report.serial as string, issuedCertificateFields(leaf.pem).authorityKeyId)).toMatchObject({ label: 'child' });
+      await next('watching');
+      expect(held.size).toBe(1);
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.send({ fixture: 'exit' });
+      await exited;
+      // Bounded: the disconnect arrives right after the exit.
+      for (let i = 0; i < 200 && held.size > 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(held.size).toBe(0);
+      await expect(owner.ping()).resolves.toBeUndefined();
+    } finally {
+      await server.close();
+      await owner.close();
+    }
   });
 });
