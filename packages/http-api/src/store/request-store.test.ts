@@ -1,9 +1,10 @@
-import { StoreError, StoreUnavailableError } from '@certsmith/cert-store';
+import { MessageChannel } from 'node:worker_threads';
+import { StoreError, StoreUnavailableError, connectStore, messagePortChannel, serveStore } from '@certsmith/cert-store';
 import type { Store } from '@certsmith/cert-store';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { defineOperation } from '../operation.js';
-import { serveApp } from '../test-support/store-app.js';
+import { memoryStore, serveApp } from '../test-support/store-app.js';
 import { ServiceUnavailableError } from '../errors.js';
 import { STORE_UNAVAILABLE_MESSAGE, storeForRequests } from './request-store.js';
 
@@ -23,6 +24,27 @@ describe('storeForRequests', () => {
     const failing = new StoreError('no such table: certificates');
     const broken = { driver: 'sqlite3', getCertificate: () => Promise.reject(failing) } as unknown as Store;
     await expect(storeForRequests(broken, silent).getCertificate('1', 'ab')).rejects.toBe(failing);
+  });
+
+  it('answers 503 with Retry-After for a store in another process that is gone, and passes its 11000s on', async () => {
+    const owner = await memoryStore();
+    const { port1, port2 } = new MessageChannel();
+    const server = serveStore(owner, messagePortChannel(port1));
+    const remote = storeForRequests(connectStore(messagePortChannel(port2), { driver: owner.driver, retryAfterSeconds: 3 }), silent);
+    try {
+      const row = { serial: '1', authorityKeyId: 'ab', status: 'good', expiry: new Date(), pem: 'x' };
+      await remote.insertCertificate(row);
+      await expect(remote.insertCertificate(row)).rejects.toMatchObject({ code: 11000, message: expect.stringMatching(/UNIQUE constraint failed/) });
+      port1.close();
+      const error = await remote.ping().catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(ServiceUnavailableError);
+      expect(error).toMatchObject({ code: 503, message: STORE_UNAVAILABLE_MESSAGE, retryAfterSeconds: 3 });
+    } finally {
+      await remote.close();
+      await server.close();
+      await owner.close();
+      port2.close();
+    }
   });
 
   it('never closes the server\'s store', async () => {
