@@ -5,14 +5,16 @@
  * recording in the process that owns it. Run `npx tsc -b tsconfig.json` first; through
  * `/work/bin/quiet` on the shared machine:
  *
- *   node tools/bench/cert-store/remote-record.bench.mjs [rounds=400] [batch=16] [workers=1,2] [loops=1]
+ *   node tools/bench/cert-store/remote-record.bench.mjs [rounds=400] [batch=16] [workers=1,2] [loops=1] [paceMs=0]
  *
  * Each round records `batch` certificates in one turn (as concurrent newcerts finishing together
  * would) and waits for them; the row's fields are read from the certificate before timing (issuing
  * does that where it signs). With `loops` > 1 each recorder runs that many such sequences at once,
  * each `rounds / loops` long: the processes then seldom sleep between rounds, as under HTTP load
  * (on a VM, waking a sleeping process is a large part of a round trip's cost), and rounds that end
- * in the same turn travel together. `BENCH_CHILD_ARGS='--cpu-prof …'` profiles the recorders. Modes: `direct` (the owner's own event loop records) and `remote xN`
+ * in the same turn travel together. With `paceMs` > 0 the rounds do not wait for each other: one
+ * starts every `paceMs` (open loop, as requests arrive), e.g. `3000 2 1,2 1 1` ≈ 2,000 rows/s per
+ * recorder. `BENCH_CHILD_ARGS='--cpu-prof …'` profiles the recorders. Modes: `direct` (the owner's own event loop records) and `remote xN`
  * (N forked processes record through `connectStore`, each `batch` a round, at once). Reported: CPU
  * per row of the owner process (its SQLite thread included) and of the recording processes, their
  * sum, round latency p50/p99, and the messages each way per round. IPC cost per row = the remote
@@ -35,6 +37,7 @@ const rounds = Number(process.argv[2] ?? 400);
 const batch = Number(process.argv[3] ?? 16);
 const workerCounts = (process.argv[4] ?? '1,2').split(',').map(Number);
 const loops = Number(process.argv[5] ?? 1);
+const paceMs = Number(process.argv[6] ?? 0);
 
 /** `count` distinct certificates' row fields from one real certificate with other serials (the store does not verify). */
 function fieldsFrom(pem, count) {
@@ -49,9 +52,23 @@ function fieldsFrom(pem, count) {
   });
 }
 
-/** Record `rounds` batches through `target`, `loops` sequences at once; returns round latencies in ms. */
-async function recordRounds(target, fields, rounds, batch, loops) {
+/** Record `rounds` batches through `target`, `loops` sequences at once (or one every `paceMs`); returns round latencies in ms. */
+async function recordRounds(target, fields, rounds, batch, loops, paceMs = 0) {
   const latencies = [];
+  if (paceMs > 0) {
+    const rounds_ = [];
+    for (let round = 0; round < rounds; round += 1) {
+      const started = performance.now();
+      rounds_.push(
+        Promise.all(fields.slice(round * batch, (round + 1) * batch).map((certificate) => target.recordCertificate({ certificate }))).then(() =>
+          latencies.push(performance.now() - started),
+        ),
+      );
+      await new Promise((resolve) => setTimeout(resolve, paceMs));
+    }
+    await Promise.all(rounds_);
+    return latencies;
+  }
   let next = 0;
   const loop = async () => {
     // Bounded: each pass takes one round of the `rounds`.
@@ -97,7 +114,7 @@ if (process.argv[2] === 'worker') {
     sent = 0;
     received = 0;
     const cpu = process.cpuUsage();
-    const latencies = await recordRounds(client, fields.slice(message.warmup), message.rounds, message.batch, message.loops);
+    const latencies = await recordRounds(client, fields.slice(message.warmup), message.rounds, message.batch, message.loops, message.paceMs);
     const usage = process.cpuUsage(cpu);
     process.send = originalSend;
     process.send({ type: 'done', cpuMs: cpuMs(usage), latencies, sent, received });
@@ -130,7 +147,7 @@ function summary(name, rows, ownerCpu, clientCpu, latencies, messages) {
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'certsmith-bench-remote-'));
   const ca = JSON.parse(execFileSync('cfssl', ['gencert', '-initca', '-'], { input: JSON.stringify({ CN: 'Bench CA', key: { algo: 'ecdsa', size: 256 } }), encoding: 'utf8', stdio: ['pipe', 'pipe', 'ignore'] }));
-  console.log(`${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, Node ${process.version}; ${rounds} rounds of ${batch} records per recorder, ${loops} at once`);
+  console.log(`${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, Node ${process.version}; ${rounds} rounds of ${batch} records per recorder, ${paceMs > 0 ? `one round every ${paceMs} ms` : `${loops} at once`}`);
   let directPerRow;
   try {
     // Direct: this process owns the store and records.
@@ -139,7 +156,7 @@ async function main() {
       const fields = fieldsFrom(ca.cert, 200 + rounds * batch);
       await Promise.all(fields.slice(0, 200).map((certificate) => direct.recordCertificate({ certificate })));
       const cpu = process.cpuUsage();
-      const latencies = await recordRounds(direct, fields.slice(200), rounds, batch, loops);
+      const latencies = await recordRounds(direct, fields.slice(200), rounds, batch, loops, paceMs);
       const owner = cpuMs(process.cpuUsage(cpu));
       await direct.close();
       directPerRow = summary('direct', rounds * batch, owner, 0, latencies, '');
@@ -166,7 +183,7 @@ async function main() {
         });
       await Promise.all(children.map((child) => {
         const ready = next(child, 'ready');
-        child.send({ type: 'run', pem: ca.cert, warmup: 200, rounds, batch, loops });
+        child.send({ type: 'run', pem: ca.cert, warmup: 200, rounds, batch, loops, paceMs });
         return ready;
       }));
       const done = children.map((child) => next(child, 'done'));
