@@ -124,10 +124,12 @@ export interface CallerThreadOptions {
 
 /**
  * Tasks a pool of size 0 runs per event-loop turn by default (`callerThread.maxTasks`): between two
- * such batches the thread reads and answers its I/O. Measured with `certsmith serve --workers 0`
- * (docs/performance.md, "Thread-less pool pass").
+ * such batches the thread reads and answers its I/O, so the bound keeps a turn to a few ms of tasks
+ * (32 bundles or ECDSA newcerts: 2–4 ms). Smaller batches cost CPU per request — each turn has its
+ * own overhead: with `certsmith serve --workers 0` at 64 clients, 8 per turn took 0.180 ms of CPU
+ * per bundle, 16 took 0.154–0.163, 32 and 64 0.145 (docs/performance.md, "Thread-less pool pass").
  */
-export const DEFAULT_THREADLESS_TASKS_PER_TURN = 8;
+export const DEFAULT_THREADLESS_TASKS_PER_TURN = 32;
 
 /** Default {@link WorkerPoolOptions.messageTimeoutMs}. */
 export const DEFAULT_MESSAGE_TIMEOUT_MS = 15_000;
