@@ -179,6 +179,12 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   for (const [name, value] of Object.entries({ heartbeatIntervalMs, messageTimeoutMs, taskTimeoutMs })) {
     if (!(value > 0)) throw new RangeError(`worker pool ${name} must be positive, got ${value}`);
   }
+  // Checked before any thread starts: a pool that throws here leaves none behind.
+  const callerThread = threadless ? { maxTasks: DEFAULT_THREADLESS_TASKS_PER_TURN, ...options.callerThread } : options.callerThread;
+  if (callerThread !== undefined) positiveInteger('callerThread.maxTasks', callerThread.maxTasks);
+  if (threadless && callerThread?.tasks !== undefined) {
+    throw new TypeError('worker pool callerThread.tasks cannot be given with size 0: the calling thread runs every task');
+  }
   const retryAfterSeconds = options.retryAfterSeconds ?? 1;
   const onError = options.onError ?? (() => undefined);
 
@@ -244,11 +250,6 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     retire: (handle) => workers.retire(handle),
     report: onError,
   });
-  const callerThread = threadless ? { maxTasks: DEFAULT_THREADLESS_TASKS_PER_TURN, ...options.callerThread } : options.callerThread;
-  if (callerThread !== undefined) positiveInteger('callerThread.maxTasks', callerThread.maxTasks);
-  if (threadless && callerThread?.tasks !== undefined) {
-    throw new TypeError('worker pool callerThread.tasks cannot be given with size 0: the calling thread runs every task');
-  }
   const callerMayRun = callerThread?.tasks === undefined ? null : new Set(callerThread.tasks.map((task) => task.name));
   /**
    * Whether the calling thread may run `item`: a listed task, and never one sent again after a
