@@ -72,6 +72,8 @@ export { createOpenApiRoute, OPENAPI_PATH } from './openapi-operation.js';
 export type { OpenApiRouteOptions } from './openapi-operation.js';
 export { createServerMetrics, createMetricsRoute, createMetricsServer, METRICS_PATH } from './metrics.js';
 export type { ServerMetrics, ServerMetricsOptions, WorkerPoolGaugeSource } from './metrics.js';
+export { renderAggregatedMetrics } from './metrics-aggregation.js';
+export type { MetricsSnapshot } from './metrics-aggregation.js';
 export { healthResultSchema } from './health-operation.js';
 export { certinfoResultSchema, certinfoNameSchema } from './certinfo-result-schema.js';
 export { bundleResultSchema, bundleStatusSchema } from './bundle/bundle-result-schema.js';

@@ -24,6 +24,7 @@ import { ServiceUnavailableError } from './errors.js';
 import { createSignerDirectory } from '@certsmith/issuer';
 import type { SignerDirectory } from '@certsmith/issuer';
 import type { TaskRunner } from '@certsmith/worker-pool';
+import type { MetricsSnapshot } from './metrics-aggregation.js';
 import { createAiaFetchMetricsChannelName, listenForAiaFetchMetrics } from '@certsmith/bundler';
 
 /** Path of the Prometheus endpoint, on the API port or on `--metrics-address`. */
@@ -73,6 +74,11 @@ export interface ServerMetrics extends RequestObserver {
   /** The exposition text. */
   render(): Promise<string>;
   /**
+   * This registry's metrics as data, the default metrics included (registered now when they are
+   * on demand), for a process that merges several processes' metrics (`renderAggregatedMetrics`).
+   */
+  snapshot(): Promise<MetricsSnapshot>;
+  /**
    * Register the default metrics now, when the options ask for them ({@link ServerMetricsOptions.defaultMetrics});
    * resolves once they are registered. Idempotent.
    */
@@ -113,6 +119,8 @@ export function createServerMetrics(options: ServerMetricsOptions = {}): ServerM
     name: 'certsmith_build_info',
     help: 'Always 1; the version label says which certsmith is running.',
     labelNames: ['version'] as const,
+    // Merged over processes (serve --processes): one build, 1 — not one per process.
+    aggregator: 'max',
     registers,
   });
   buildInfo.set({ version: options.version ?? 'unknown' }, 1);
@@ -197,10 +205,13 @@ export function createServerMetrics(options: ServerMetricsOptions = {}): ServerM
   });
 
   let pool: WorkerPoolGaugeSource | null = null;
-  const poolGauge = (name: string, help: string, read: (source: WorkerPoolGaugeSource) => number): void => {
+  // Merged over processes (serve --processes) as sums, the whole server's threads and tasks; the
+  // utilization as the processes' average.
+  const poolGauge = (name: string, help: string, read: (source: WorkerPoolGaugeSource) => number, aggregator: 'sum' | 'average' = 'sum'): void => {
     new Gauge({
       name,
       help,
+      aggregator,
       registers,
       collect() {
         if (pool !== null) this.set(read(pool));
@@ -217,6 +228,7 @@ export function createServerMetrics(options: ServerMetricsOptions = {}): ServerM
     'certsmith_worker_pool_utilization',
     'Worker threads running a task / threads, 0 to 1, at scrape time (0 without worker threads).',
     (p) => (p.size > 0 ? Math.min(p.pending - p.queued, p.size) / p.size : 0),
+    'average',
   );
 
   /** One finished signer call, made here or by a worker's copy of the signer: duration, count, failure. */
@@ -268,6 +280,10 @@ export function createServerMetrics(options: ServerMetricsOptions = {}): ServerM
     async render() {
       await registerDefaultMetrics();
       return await registry.metrics();
+    },
+    async snapshot() {
+      await registerDefaultMetrics();
+      return await registry.getMetricsAsJSON();
     },
     registerDefaultMetrics,
     observeRequest(observation: RequestObservation) {

@@ -15,6 +15,8 @@ export const Registry = require('prom-client/lib/registry') as typeof PromClient
 export const Counter = require('prom-client/lib/counter') as typeof PromClient.Counter;
 export const Gauge = require('prom-client/lib/gauge') as typeof PromClient.Gauge;
 export const Histogram = require('prom-client/lib/histogram') as typeof PromClient.Histogram;
+/** Loads nothing else at import: node:cluster is required on first use, and only by `clusterMetrics()`, which certsmith does not call. */
+export const AggregatorRegistry = require('prom-client/lib/cluster') as typeof PromClient.AggregatorRegistry;
 
 /** prom-client's `collectDefaultMetrics`, imported on first use. */
 export async function loadCollectDefaultMetrics(): Promise<typeof PromClient.collectDefaultMetrics> {

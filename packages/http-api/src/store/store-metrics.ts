@@ -111,6 +111,8 @@ export function watchCertificateStore(registry: Registry, options: CertificateSt
 
   new Gauge({
     name: 'certsmith_certificates',
+    // Every process of a server counts the same database (serve --processes): one count, not a sum.
+    aggregator: 'first',
     help: 'Certificates in the certificate store, by issuing label and status (label "(other)": not one of this server\'s signer labels).',
     labelNames: ['label', 'status'] as const,
     registers,
@@ -125,6 +127,8 @@ export function watchCertificateStore(registry: Registry, options: CertificateSt
   });
   new Gauge({
     name: 'certsmith_certificates_expiring_30d',
+    // The same database in every process, as above.
+    aggregator: 'first',
     help: 'Unrevoked certificates in the certificate store that expire within 30 days, by issuing label.',
     labelNames: ['label'] as const,
     registers,
@@ -139,6 +143,8 @@ export function watchCertificateStore(registry: Registry, options: CertificateSt
   });
   new Gauge({
     name: 'certsmith_certificate_store_up',
+    // 0 when any process of the server cannot reach the store.
+    aggregator: 'min',
     help: '1 when the certificate store answered the last count query, 0 when it could not be reached.',
     registers,
     async collect() {
@@ -150,6 +156,8 @@ export function watchCertificateStore(registry: Registry, options: CertificateSt
   const caExpiry = new Map<string, number>();
   new Gauge({
     name: 'certsmith_ca_certificate_expiry_seconds',
+    // The same CAs in every process.
+    aggregator: 'min',
     help: 'Seconds until the CA certificate of each signer label expires (negative once expired).',
     labelNames: ['label'] as const,
     registers,
@@ -182,6 +190,8 @@ export function watchCertificateStore(registry: Registry, options: CertificateSt
   });
   const lastTidy = new Gauge({
     name: 'certsmith_certificate_store_last_tidy_timestamp_seconds',
+    // The latest tidy of any process.
+    aggregator: 'max',
     help: 'When the last successful scheduled tidy finished (Unix time).',
     registers,
   });
