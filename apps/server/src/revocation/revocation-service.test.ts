@@ -129,6 +129,27 @@ describe('RevocationService change feed', () => {
   });
 });
 
+describe('RevocationService without the background work (backgroundWork: false)', () => {
+  it('renews its CRL after another writer revokes, but neither refreshes nor re-signs', async () => {
+    const quiet = new RevocationService({ store, requestStore: store, authorities, settings, logger, backgroundWork: false });
+    try {
+      const row = rows.get(leaves[2]!)!;
+      await quiet.signRecorded(row);
+      expect((await quiet.crlFor(undefined)).entryCount).toBe(0);
+      quiet.start();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await store.revokeCertificate(row.serial, row.authorityKeyId, 4);
+      await eventually(async () => (await quiet.crlFor(undefined)).entryCount === 1);
+      // The stored response is left for the process that has the background work.
+      expect(await statusOf(row)).toEqual({ status: 'good', reason: null });
+      // No refresh ran at start: the other leaves still have none.
+      expect(await statusOf(rows.get(leaves[0]!)!)).toBeNull();
+    } finally {
+      await quiet.close();
+    }
+  });
+});
+
 describe('RevocationService.refresh', () => {
   it('re-signs a revoked certificate whose stored response still says good (a change it did not see)', async () => {
     const row = rows.get(leaves[0]!)!;

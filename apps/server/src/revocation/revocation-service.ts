@@ -39,6 +39,14 @@ export interface RevocationServiceOptions {
   authorities: RevocationAuthorities;
   settings: RevocationSettings;
   logger: Logger;
+  /**
+   * Default true. False: this service keeps its own caches current (the change watch drops cached
+   * OCSP answers and renews CRLs) but leaves the store-wide work — the refresh schedule, re-signing
+   * after other writers' changes — to another process on the same store that has it: one worker
+   * process of `serve --processes` does it for all of them, instead of each signing the same
+   * responses again.
+   */
+  backgroundWork?: boolean;
 }
 
 /** What one refresh did. */
@@ -163,7 +171,7 @@ export class RevocationService {
       ...(settings.changePollIntervalMs === undefined ? {} : { pollIntervalMs: settings.changePollIntervalMs }),
       onError: (error) => this.logger.warn({ err: error }, 'looking for revocations made elsewhere failed; trying again'),
     });
-    this.schedule(0);
+    if (this.options.backgroundWork !== false) this.schedule(0);
   }
 
   private schedule(delayMs: number): void {
@@ -190,6 +198,8 @@ export class RevocationService {
     const authority = this.options.authorities.byKeyIdentifier(change.authorityKeyId);
     if (authority === undefined) return;
     this.renewCrl(authority);
+    // The process with the background work re-signs; its refresh catches what it missed.
+    if (this.options.backgroundWork === false) return;
     try {
       const { store } = this.options;
       const row = await store.getCertificate(change.serial, change.authorityKeyId);

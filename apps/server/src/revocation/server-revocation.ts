@@ -57,6 +57,8 @@ export interface StartRevocationOptions {
   store?: Store;
   logger: Logger;
   env?: Readonly<Record<string, string | undefined>>;
+  /** Default true; false leaves the store-wide background work to another process (`RevocationServiceOptions.backgroundWork`). */
+  backgroundWork?: boolean;
 }
 
 /** The `auth_keys` entry `name` of the config file, resolved (hex, `env:`, `file:`). */
@@ -111,7 +113,14 @@ export async function startRevocation(input: StartRevocationOptions): Promise<Se
   let service: RevocationService | null = null;
   const mounts: MountedHandler[] = [];
   if (input.store !== undefined) {
-    service = new RevocationService({ store: input.store, requestStore: storeForRequests(input.store, logger), authorities, settings, logger });
+    service = new RevocationService({
+      store: input.store,
+      requestStore: storeForRequests(input.store, logger),
+      authorities,
+      settings,
+      logger,
+      ...(input.backgroundWork === undefined ? {} : { backgroundWork: input.backgroundWork }),
+    });
     service.start();
     if (settings.ocspPath !== null) {
       const issuers = new Map<string, OcspIssuer>();
