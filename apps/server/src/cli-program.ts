@@ -9,6 +9,8 @@ import { parseMinTlsVersion } from '@certsmith/http-api';
 import { parseKeyPoolSizes } from '@certsmith/issuer';
 import type { LogLevel, MinTlsVersion } from '@certsmith/http-api';
 import { acceptGoFlagsEverywhere } from './go-flags.js';
+import { LOG_LEVELS, logLevelOf } from './log-level.js';
+import { DEFAULT_PROCESSES, MAX_PROCESSES } from './cluster/process-count.js';
 import { MAX_CONNECTIONS, MAX_TIMEOUT_MS, parseEndpointList } from './server-options.js';
 import { parseDurationMs, parseMigrationMode } from './store-settings.js';
 import type { MigrationMode } from '@certsmith/cert-store';
@@ -34,17 +36,11 @@ export interface CliHandlers {
 /** Package version, shown by `--version`. */
 export const VERSION = '0.1.0';
 
-const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
-
-/** CFSSL's numeric `-loglevel` (0 debug, 1 info, 2 warning, 3 error, 4 critical, 5 fatal) in pino's names. */
-const CFSSL_LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'fatal', 'fatal'];
-
 /** Parse `--loglevel`: CFSSL's 0–5 or a pino level name. */
 export function parseLogLevel(value: string): LogLevel {
-  if (/^[0-5]$/.test(value)) return CFSSL_LOG_LEVELS[Number(value)]!;
-  const name = value.toLowerCase() as LogLevel;
-  if (LOG_LEVELS.includes(name)) return name;
-  throw new InvalidArgumentError(`expected 0-5 or one of ${LOG_LEVELS.join(', ')}`);
+  const level = logLevelOf(value);
+  if (level === null) throw new InvalidArgumentError(`expected 0-5 or one of ${LOG_LEVELS.join(', ')}`);
+  return level;
 }
 
 /** Parse `--min-tls-version`: `1.2` or `1.3` (CFSSL's `1.0`/`1.1` are refused: not offered by certsmith). */
@@ -90,6 +86,11 @@ export function createProgram(handlers: CliHandlers): Command {
       integerParser(0, 1024),
     )
     .option('--data-dir <dir>', 'state directory (default: $XDG_DATA_HOME/certsmith or ~/.certsmith)')
+    .option(
+      '--processes <n>',
+      `processes serving the one port, each a whole server; the certificate store stays in this process (default: ${DEFAULT_PROCESSES})`,
+      integerParser(1, MAX_PROCESSES),
+    )
     .addOption(
       new Option('--loglevel <level>', 'log level: CFSSL 0-5 (0 debug … 5 fatal) or trace|debug|info|warn|error|fatal|silent (default: info)').argParser(
         parseLogLevel,
@@ -151,6 +152,8 @@ interface ServeFlags {
   intBundle?: string;
   metadata?: string;
   workers?: number;
+  /** Read by the executable before the program runs (`cluster/process-count.ts`): one process parses it as any flag. */
+  processes?: number;
   dataDir?: string;
   loglevel?: LogLevel;
   maxBody?: number;

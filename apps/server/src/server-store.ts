@@ -5,7 +5,7 @@
  * revocation wiring through `RunningServer.store`.
  */
 import { loadDbConfigFile, openStore } from '@certsmith/cert-store';
-import type { DbConfig, PrestartedStore, Store } from '@certsmith/cert-store';
+import type { DbConfig, MigrationMode, PrestartedStore, Store } from '@certsmith/cert-store';
 import type { CertificateStoreMetrics, HealthContributor, Logger } from '@certsmith/http-api';
 import { CertsmithError, isCodedError } from '@certsmith/x509-core';
 import { EXIT_CONFIGURATION } from './errors.js';
@@ -35,13 +35,19 @@ export interface OpenedStore {
 }
 
 /**
+ * Opens the store a db-config names, preparing its schema as `migrations` says: `openStore` of
+ * `@certsmith/cert-store`, or another process's store reached over IPC (`serve --processes`).
+ */
+export type StoreOpener = (config: DbConfig, options: { migrations: MigrationMode }) => Promise<Store>;
+
+/**
  * Open the store `settings` name, preparing its schema as `settings.migrations` says. `prestarted`
  * (the `certsmith` executable's guess, opened while the server's code loaded) is used when it is
  * that store, opened in a way `settings.migrations` accepts; otherwise it is closed and the store
- * is opened here.
+ * is opened here, with `open`.
  * @throws StoreStartError
  */
-export async function openServerStore(settings: Extract<StoreSettings, { enabled: true }>, prestarted?: PrestartedStore): Promise<OpenedStore> {
+export async function openServerStore(settings: Extract<StoreSettings, { enabled: true }>, prestarted?: PrestartedStore, open: StoreOpener = openStore): Promise<OpenedStore> {
   let config: DbConfig;
   if ('file' in settings.dbConfig) {
     try {
@@ -55,7 +61,7 @@ export async function openServerStore(settings: Extract<StoreSettings, { enabled
   }
   const location = describeDataSource(config);
   try {
-    const store = (await prestarted?.take(config, settings.migrations)) ?? (await openStore(config, { migrations: settings.migrations }));
+    const store = (await prestarted?.take(config, settings.migrations)) ?? (await open(config, { migrations: settings.migrations }));
     return { store, config, location };
   } catch (error) {
     throw startError(`certificate store ${config.driver} ${location} (${settings.source})`, error);

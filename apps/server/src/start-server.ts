@@ -43,7 +43,7 @@ import { parseHostPort, resolveServerOptions } from './server-options.js';
 import type { ServerOptions, ServerOptionsInput } from './server-options.js';
 import { loadSignerRegistry } from './signer-registry.js';
 import { openServerStore, scheduleTidy, storeHealthContributor } from './server-store.js';
-import type { OpenedStore, TidySchedule } from './server-store.js';
+import type { OpenedStore, StoreOpener, TidySchedule } from './server-store.js';
 import { storeSettings } from './store-settings.js';
 import { startRevocation } from './revocation/server-revocation.js';
 import type { ServerRevocation } from './revocation/server-revocation.js';
@@ -80,6 +80,27 @@ export interface StartServerOptions extends ServerOptionsInput {
    * reports a broken file as it always does).
    */
   prestartedTrust?: { files: TrustFilePaths; snapshot: Promise<TrustSnapshot> };
+  /**
+   * Opens the certificate store these options resolve to (their db-config and migrations mode),
+   * instead of `openStore` here: a worker process of `serve --processes` asks its primary process,
+   * which owns the store, runs its migrations and serves it over IPC. What it returns is this
+   * server's to close at shutdown (for such a worker: its end of the channel, not the primary's
+   * store). Default `openStore` of `@certsmith/cert-store`.
+   */
+  openStore?: StoreOpener;
+  /**
+   * What `/metrics` answers (on the API port or `--metrics-address`), given this server's metrics:
+   * default those metrics. A worker process of `serve --processes` answers every process's, merged.
+   */
+  metricsView?: (metrics: ServerMetrics) => Pick<ServerMetrics, 'contentType' | 'render'>;
+  /**
+   * Default true. False: the store-wide background work — the scheduled tidy, the OCSP refresh,
+   * re-signing after other writers' changes — is left to another process on the same store that does
+   * it (one worker process of `serve --processes`); this one keeps its own caches current.
+   */
+  backgroundWork?: boolean;
+  /** Fields added to every log line of the default logger (a worker process of `serve --processes`: its `pid`). */
+  logFields?: Record<string, unknown>;
 }
 
 /** The trust files of a server, by option name. */
@@ -132,13 +153,26 @@ export async function startServer(input: StartServerOptions = {}): Promise<Runni
 
 async function start(input: StartServerOptions): Promise<RunningServer> {
   turnOffPretenuring();
-  const { logger: givenLogger, operations: extraOperations, env, prestartedWorkers, workerEntry, prestartedStore, prestartedTrust, ...serverInput } = input;
+  const {
+    logger: givenLogger,
+    operations: extraOperations,
+    env,
+    prestartedWorkers,
+    workerEntry,
+    prestartedStore,
+    prestartedTrust,
+    openStore,
+    metricsView,
+    backgroundWork = true,
+    logFields,
+    ...serverInput
+  } = input;
   // Used (and its failure handled) only once the options are known to name the same files.
   prestartedTrust?.snapshot.catch(() => undefined);
   const options = await resolveServerOptions(serverInput);
   // TLS files are checked before anything else starts: a bad key is a usage error (exit 1).
   const tls = await loadApiTls(options);
-  const logger = givenLogger ?? createLogger({ level: options.logLevel });
+  const logger = givenLogger ?? createLogger({ level: options.logLevel, ...(logFields === undefined ? {} : { base: logFields }) });
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
 
   // A broken trust file stops start-up (as CFSSL does for metadata) instead of failing every bundle
@@ -163,7 +197,7 @@ async function start(input: StartServerOptions): Promise<RunningServer> {
   const plan = storeSettings(options.store, config.store, options.dataDir);
   let opened: OpenedStore | null = null;
   if (plan.enabled) {
-    opened = await openServerStore(plan, prestartedStore);
+    opened = await openServerStore(plan, prestartedStore, openStore);
     logger.info({ store: { driver: opened.config.driver, location: opened.location, from: plan.source, migrations: plan.migrations } }, 'certificate store opened');
   } else {
     logger.warn({ store: false, why: plan.why }, 'no certificate store: issued certificates are not recorded');
@@ -193,7 +227,7 @@ async function start(input: StartServerOptions): Promise<RunningServer> {
   const storeMetrics = opened === null ? undefined : watchCertificateStore(metrics.registry, { store: opened.store, signers: registry.directory.entries });
   let revocation: ServerRevocation;
   try {
-    revocation = await startRevocation({ options, config, signers: signers.entries, logger, ...(opened === null ? {} : { store: opened.store }), ...(env ? { env } : {}) });
+    revocation = await startRevocation({ options, config, signers: signers.entries, logger, backgroundWork, ...(opened === null ? {} : { store: opened.store }), ...(env ? { env } : {}) });
   } catch (error) {
     await registry.close();
     metrics.close();
@@ -278,7 +312,8 @@ async function start(input: StartServerOptions): Promise<RunningServer> {
     }
     metrics.watchWorkerPool(pool);
     // `/metrics` on the API port unless --metrics-address moves it to its own listener.
-    const routes: RawRoute[] = options.metricsAddress === undefined ? [createMetricsRoute(metrics)] : [];
+    const servedMetrics = metricsView?.(metrics) ?? metrics;
+    const routes: RawRoute[] = options.metricsAddress === undefined ? [createMetricsRoute(servedMetrics)] : [];
     routes.push(createOpenApiRoute(operations, { routes, version: VERSION }));
     const app = createApp({
       operations,
@@ -297,7 +332,7 @@ async function start(input: StartServerOptions): Promise<RunningServer> {
     metricsUrl = `${bound.url}${METRICS_PATH}`;
     if (options.metricsAddress !== undefined) {
       const { host, port } = parseHostPort('--metrics-address', options.metricsAddress);
-      metricsServer = createMetricsServer(metrics, { onError: (error) => logger.error({ err: error }, 'rendering metrics failed') });
+      metricsServer = createMetricsServer(servedMetrics, { onError: (error) => logger.error({ err: error }, 'rendering metrics failed') });
       try {
         metricsUrl = `${(await listen(metricsServer, port, host)).url}${METRICS_PATH}`;
       } catch (error) {
@@ -351,9 +386,10 @@ async function start(input: StartServerOptions): Promise<RunningServer> {
   }, DEFAULT_METRICS_DELAY_MS);
   defaultMetricsTimer.unref();
 
-  // Scheduled tidy: each instance runs its own (safe on a shared database, see scheduleTidy).
+  // Scheduled tidy: each instance runs its own (safe on a shared database, see scheduleTidy), but
+  // only one process of a server (backgroundWork).
   const tidy: TidySchedule | null =
-    opened !== null && plan.enabled && plan.tidyIntervalMs > 0
+    opened !== null && plan.enabled && plan.tidyIntervalMs > 0 && backgroundWork
       ? scheduleTidy(opened.store, { intervalMs: plan.tidyIntervalMs, bufferMs: plan.tidyBufferMs, logger, ...(storeMetrics === undefined ? {} : { metrics: storeMetrics }) })
       : null;
 
