@@ -1,6 +1,6 @@
 /**
  * What the `certsmith` executable (`cli.ts`) needs once its workers are started: the program and
- * the server. `npm run build` also bundles this module and everything it imports into one file,
+ * the server; and what a worker process of `serve --processes` runs (`cluster/serve-worker-process.ts`). `npm run build` also bundles this module and everything it imports into one file,
  * `dist/cli-runtime.bundle.js` (`scripts/bundle-cli.mjs`), which the executable loads instead when it
  * is there: one file instead of ≈400 modules (docs/performance.md, start-up).
  */
@@ -8,3 +8,4 @@ export { isCodedError } from '@certsmith/x509-core';
 export { createProgram } from './cli-program.js';
 export { startupExitCode } from './errors.js';
 export { startServer } from './start-server.js';
+export { runServeWorker } from './cluster/serve-worker.js';

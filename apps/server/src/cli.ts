@@ -21,6 +21,8 @@ import type { ServerOptionsInput } from './server-options.js';
 import type { TrustSnapshot } from '@certsmith/bundler';
 import { guessTrustFiles, prestartServeStore, readServeFlags } from './serve-prestart.js';
 import { holdBackOptimisation } from './start-up-tiering.js';
+import { serveProcessCount } from './cluster/process-count.js';
+import { logLevelOf } from './log-level.js';
 
 /**
  * The packages the worker threads of `serve` take their tasks and init hooks from (bundling,
@@ -42,16 +44,22 @@ const SERVE_WORKER_PACKAGES = [
 // starts opening as soon as the store's own modules are loaded: the server uses both when its
 // resolved options name the same files and store (serve-prestart.ts). The other commands import
 // only what they need.
-const serveFlags = process.argv[2] === 'serve' ? readServeFlags(process.argv.slice(3)) : undefined;
+const serveArgs = process.argv[2] === 'serve' ? readServeFlags(process.argv.slice(3)) : undefined;
+// `serve --processes N` with N > 1: this process is the primary of N worker processes, each a whole
+// server (cluster/serve-primary.ts). It forks the first at once and loads none of the server itself:
+// none of what follows (threads, the store, the server's code) is started here; the primary reads the
+// trust files once for all the workers.
+const processes = serveArgs === undefined ? 1 : serveProcessCount(serveArgs, process.argv.slice(3));
+const serveFlags = processes > 1 ? undefined : serveArgs;
 // Before any thread starts: V8 optimises less of the code that runs only while `serve` starts, and
 // as usual once it listens (start-up-tiering.ts).
-const restoreOptimisation = serveFlags === undefined ? undefined : holdBackOptimisation();
-const trustFiles = serveFlags === undefined ? undefined : guessTrustFiles(serveFlags);
+const restoreOptimisation = serveArgs === undefined ? undefined : holdBackOptimisation();
+const trustFiles = serveArgs === undefined ? undefined : guessTrustFiles(serveArgs);
 // The workers' code bundled into one file by `npm run build` when it is there
 // (scripts/bundle-worker.mjs): the threads start on it and reach the trust files sooner than when they
 // load each module's file (docs/performance.md, start-up pass 4).
 const workerBundle = new URL('./worker.bundle.js', import.meta.url);
-const workerEntry = serveFlags !== undefined && existsSync(workerBundle) ? workerBundle : undefined;
+const workerEntry = serveArgs !== undefined && existsSync(workerBundle) ? workerBundle : undefined;
 // `--workers 0`: the server starts no worker thread (every task on the event loop), so none is
 // prestarted, and the trust files are read by this thread while the server starts.
 const threadless = /^0+$/.test(serveFlags?.get('workers') ?? '');
@@ -69,11 +77,11 @@ const prestartedStore = serveFlags === undefined ? undefined : await prestartSer
 // The program and the server: bundled into one file by `npm run build` when it is there, else the
 // compiled modules (cli-runtime.ts).
 const bundled = new URL('./cli-runtime.bundle.js', import.meta.url);
-const { isCodedError, createProgram, startupExitCode, startServer } = (await (existsSync(bundled)
-  ? import(bundled.href)
-  : import('./cli-runtime.js'))) as typeof import('./cli-runtime.js');
+const runtime =
+  processes > 1 ? undefined : ((await (existsSync(bundled) ? import(bundled.href) : import('./cli-runtime.js'))) as typeof import('./cli-runtime.js'));
 
 async function serve(input: ServerOptionsInput): Promise<void> {
+  const { isCodedError, startServer, startupExitCode } = runtime!;
   // A server outlives its log reader: when stdout's reader goes away (a closed pipe, `| head`),
   // writes fail with EPIPE and an unhandled stream error would stop the process. Keep serving;
   // the log lines are lost either way.
@@ -124,4 +132,18 @@ async function serve(input: ServerOptionsInput): Promise<void> {
   process.on('SIGINT', onSignal);
 }
 
-await createProgram({ serve }).parseAsync(process.argv.slice(2), { from: 'user' });
+if (processes > 1) {
+  const { runServePrimary } = await import('./cluster/serve-primary.js');
+  await runServePrimary({
+    processes,
+    args: process.argv.slice(2),
+    logLevel: logLevelOf(serveArgs?.get('loglevel') ?? '') ?? 'info',
+    // The default store's opening, while the workers load the server (they ask for the store they resolve).
+    prestartStore: () => prestartServeStore(serveArgs!),
+    trustFiles,
+    workerEntry,
+    ...(restoreOptimisation === undefined ? {} : { onStarted: restoreOptimisation }),
+  });
+} else {
+  await runtime!.createProgram({ serve }).parseAsync(process.argv.slice(2), { from: 'user' });
+}
