@@ -11,7 +11,8 @@
 import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { X509Certificate } from 'node:crypto';
 import { serialToDecimal } from '@certsmith/cert-store';
 import { TestPki } from '@certsmith/test-pki';
@@ -260,6 +261,18 @@ describe('serve --processes 2 start-up failures', () => {
     const [cluster, single] = await bothWays(['--config', scratch.path('broken.json')]);
     expect(cluster).toEqual(single);
     expect(cluster).toMatchObject({ code: 2, stderr: expect.stringMatching(/^certsmith: config file .*broken\.json.* \(code \d+\)\n$/) });
+  });
+
+  it('prints a port in use as one process does, and exits 1', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const [cluster, single] = await bothWays(['--port', String((taken.address() as AddressInfo).port)]);
+      expect(cluster).toEqual(single);
+      expect(cluster).toMatchObject({ code: 1, stderr: expect.stringMatching(/^certsmith: listen EADDRINUSE: address already in use 127\.0\.0\.1:\d+\n$/) });
+    } finally {
+      taken.close();
+    }
   });
 
   it('prints a certificate store that cannot be opened once, as one process does, and exits 2', async () => {

@@ -26,6 +26,7 @@ import { startServer } from '../start-server.js';
 import type { RunningServer } from '../start-server.js';
 import { guessTrustFiles, readServeFlags } from '../serve-prestart.js';
 import type { TrustSnapshot } from '@certsmith/bundler';
+import { asListenError } from './listen-error.js';
 import { BACKGROUND_WORK_ENV, SERVE_CHANNEL, isServeMessage } from './serve-messages.js';
 import type { PrimaryMessage, WorkerMessageBody } from './serve-messages.js';
 
@@ -148,7 +149,8 @@ export async function runServeWorker(restoreOptimisation: () => void): Promise<v
   for (const command of [program, ...program.commands]) command.exitOverride().configureOutput({ writeErr: (text) => (stderr += text) });
   try {
     await program.parseAsync(args, { from: 'user' });
-  } catch (error) {
+  } catch (thrown) {
+    const error = asListenError(thrown);
     if (error instanceof CommanderError) send({ type: 'failed', stderr, exitCode: error.exitCode });
     else {
       const code = isCodedError(error) ? ` (code ${error.code})` : '';
