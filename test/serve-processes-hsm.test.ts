@@ -1,0 +1,92 @@
+/**
+ * `certsmith serve --processes 2` with the CA key on a SoftHSMv2 token, set up as in
+ * hsm-server.test.ts: each worker process opens its own PKCS#11 session, as separate instances do,
+ * and both sign with the key on the token.
+ */
+import { execFileSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI_PATH, killAllCertsmith, parseLogLine, spawnCertsmith } from './helpers/certsmith-process.js';
+import type { CertsmithProcess } from './helpers/certsmith-process.js';
+import { within } from './helpers/within.js';
+
+const MODULE_CANDIDATES = ['/usr/lib/softhsm/libsofthsm2.so', '/usr/lib/x86_64-linux-gnu/softhsm/libsofthsm2.so'];
+const modulePath = MODULE_CANDIDATES.find((candidate) => existsSync(candidate));
+const TOKEN = 'certsmith-processes';
+const PIN = '135790';
+const LISTENING = /^certsmith listening on (http:\/\/\S+)$/;
+
+let dir: string;
+let server: CertsmithProcess;
+let url: string;
+let caPem: string;
+
+/** Run the built CLI with the SoftHSM environment; returns stdout. */
+function certsmith(args: string[]): string {
+  return execFileSync(process.execPath, [CLI_PATH, ...args], { env: process.env, encoding: 'utf8', timeout: 60_000 });
+}
+
+/** newcert on a connection of its own, so that node:cluster hands each request to the next worker. */
+function newcert(name: string): Promise<{ status: number; json: Record<string, any> }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(`${url}/api/v1/cfssl/newcert`, { method: 'POST', agent: false, timeout: 30_000 }, (response) => {
+      let text = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      response.on('end', () => resolve({ status: response.statusCode!, json: JSON.parse(text) as Record<string, any> }));
+    });
+    request.on('timeout', () => request.destroy(new Error('newcert: no answer')));
+    request.on('error', reject);
+    request.end(JSON.stringify({ request: { CN: name, hosts: [name] } }));
+  });
+}
+
+beforeAll(async () => {
+  if (!modulePath) throw new Error('SoftHSMv2 is not installed: apt-get install softhsm2 (the .ci/run script does)');
+  dir = mkdtempSync(join(tmpdir(), 'certsmith-processes-hsm-'));
+  const tokenDir = join(dir, 'tokens');
+  execFileSync('mkdir', ['-p', tokenDir]);
+  writeFileSync(join(dir, 'softhsm2.conf'), `directories.tokendir = ${tokenDir}\nobjectstore.backend = file\nlog.level = ERROR\n`);
+  process.env['SOFTHSM2_CONF'] = join(dir, 'softhsm2.conf');
+  process.env['HSM_PIN'] = PIN;
+  execFileSync('softhsm2-util', ['--init-token', '--free', '--label', TOKEN, '--pin', PIN, '--so-pin', '97531'], { env: process.env });
+  const token = ['--module', modulePath, '--token-label', TOKEN, '--pin', 'env:HSM_PIN'];
+  certsmith(['hsm', 'genkey', ...token, '--key-label', 'ca', '--algo', 'ecdsa', '--size', '256']);
+  const initca = certsmith(['hsm', 'initca', ...token, '--key-label', 'ca', '--cn', 'HSM Processes Root']);
+  caPem = `${/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(initca.replace(/\\n/g, '\n'))![0]}\n`;
+  writeFileSync(
+    join(dir, 'certsmith.json'),
+    JSON.stringify({ signers: { default: { plugin: '@certsmith/signer-pkcs11', options: { module: modulePath, tokenLabel: TOKEN, keyLabel: 'ca', pin: 'env:HSM_PIN', maxConcurrency: 2 } } } }),
+  );
+  server = spawnCertsmith(['serve', '--processes', '2', '--port', '0', '--config', join(dir, 'certsmith.json'), '--data-dir', join(dir, 'data'), '--loglevel', 'info']);
+  url = LISTENING.exec(await server.waitForLine((line) => LISTENING.test(line), 60_000))![1]!;
+}, 180_000);
+
+afterAll(async () => {
+  await killAllCertsmith();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('serve --processes 2 with a PKCS#11 signer', () => {
+  it('opens a session in each worker process, and both sign with the key on the token', async () => {
+    const logs = () => server.lines.map(parseLogLine).filter((line): line is Record<string, unknown> => line !== null);
+    const workers = new Set(logs().filter((line) => line['msg'] === 'listening').map((line) => line['pid']));
+    expect(workers.size).toBe(2);
+    expect(new Set(logs().filter((line) => line['msg'] === 'signer ready' && line['signer'] === 'default').map((line) => line['pid']))).toEqual(workers);
+
+    const replies = await Promise.all(Array.from({ length: 16 }, (_, index) => newcert(`hsm-${index}.processes.test`)));
+    expect(replies.filter((reply) => reply.status !== 200).map((reply) => reply.json.errors)).toEqual([]);
+    const ca = new X509Certificate(caPem);
+    for (const reply of replies) expect(new X509Certificate(reply.json.result.certificate as string).verify(ca.publicKey)).toBe(true);
+    await within(5_000, async () => {
+      const answered = new Set(logs().filter((line) => line['msg'] === 'request' && line['operation'] === 'newcert').map((line) => line['pid']));
+      return [...workers].every((pid) => answered.has(pid));
+    });
+
+    const health = await (await fetch(`${url}/api/v1/cfssl/health`)).json();
+    expect(health).toMatchObject({ result: { healthy: true, signers: { default: { healthy: true } } } });
+  });
+});
