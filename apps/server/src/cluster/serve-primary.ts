@@ -82,6 +82,10 @@ export function runServePrimary(options: ServePrimaryOptions): Promise<void> {
     silent: false,
   });
   const log = createPrimaryLog(options.logLevel);
+  // As one process: a server outlives its log reader (a closed pipe, `| head`); the line is lost.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') process.stderr.write(`certsmith: stdout: ${error.message}\n`);
+  });
   const live = new Map<Worker, WorkerState>();
   const collector = new MetricsCollector(send);
   let started = false;
