@@ -22,6 +22,7 @@ import { createScratch } from './fixtures-issue.js';
 import type { Scratch } from './fixtures-issue.js';
 import { killAllCertsmith, parseLogLine, spawnCertsmith } from './helpers/certsmith-process.js';
 import type { CertsmithProcess } from './helpers/certsmith-process.js';
+import { TRUST_FILES, isCurrentlyValid, readTrustCertificates } from './helpers/trust-dir.js';
 import { within } from './helpers/within.js';
 
 const LISTENING = /^certsmith listening on (http:\/\/\S+)$/;
@@ -98,7 +99,10 @@ async function startCluster(args: readonly string[]): Promise<{ process: Certsmi
 beforeAll(async () => {
   scratch = await createScratch('serve-processes');
   // debug: the tests see which process started and answered each request.
-  ({ process: server, url } = await startCluster(['--data-dir', scratch.path('data'), '--ocsp-path', '/ocsp', '--loglevel', 'debug']));
+  ({ process: server, url } = await startCluster([
+    '--data-dir', scratch.path('data'), '--ocsp-path', '/ocsp', '--loglevel', 'debug',
+    '--ca-bundle', TRUST_FILES.caBundle, '--int-bundle', TRUST_FILES.intBundle, '--metadata', TRUST_FILES.metadata,
+  ]));
 }, 90_000);
 
 afterAll(async () => {
@@ -120,6 +124,17 @@ describe('serve --processes 2', () => {
     expect(new Set(devCa.map((line) => line['pid']))).toEqual(new Set(listeningPids()));
     expect(devCa.filter((line) => line['created'] === true)).toHaveLength(1);
     await writeFile(scratch.path('dev-ca.pem'), await readFile(scratch.path('data/dev-ca/ca.pem')));
+  });
+
+  it('loads the trust files in both processes (read once by the primary) and bundles alike through either', async () => {
+    const loaded = logs().filter((line) => line['msg'] === 'trust files loaded');
+    expect(new Set(loaded.map((line) => line['pid']))).toEqual(new Set(listeningPids()));
+    expect(loaded[0]!['trust']).toMatchObject({ roots: expect.any(Number), intermediates: expect.any(Number) });
+    expect(loaded[1]!['trust']).toEqual(loaded[0]!['trust']);
+    const intermediate = readTrustCertificates(TRUST_FILES.intBundle).find(({ x509 }) => isCurrentlyValid(x509))!;
+    const answers = await Promise.all([1, 2, 3, 4].map(() => api('bundle', { certificate: intermediate.pem, flavor: 'optimal' })));
+    for (const answer of answers) expect(answer.envelope).toEqual(answers[0]!.envelope);
+    await answeredByEach('bundle');
   });
 
   it('issues concurrently through both processes and records each certificate once', async () => {

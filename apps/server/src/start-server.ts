@@ -94,9 +94,10 @@ export interface StartServerOptions extends ServerOptionsInput {
    */
   metricsView?: (metrics: ServerMetrics) => Pick<ServerMetrics, 'contentType' | 'render'>;
   /**
-   * Default true. False: the store-wide background work — the scheduled tidy, the OCSP refresh,
-   * re-signing after other writers' changes — is left to another process on the same store that does
-   * it (one worker process of `serve --processes`); this one keeps its own caches current.
+   * Default true. False: the server-wide background work — the scheduled tidy, the OCSP refresh,
+   * re-signing after other writers' changes, the full parse of the trust files after listening — is
+   * left to another process of the same server that does it (one worker process of `serve
+   * --processes`, with the same store and files); this one keeps its own caches current.
    */
   backgroundWork?: boolean;
   /** Fields added to every log line of the default logger (a worker process of `serve --processes`: its `pid`). */
@@ -375,7 +376,7 @@ async function start(input: StartServerOptions): Promise<RunningServer> {
   // Delayed a little: the first requests after start-up (a deploy's probes, a first bundle) should
   // not share the event loop with it.
   let trustCheck: NodeJS.Timeout | null = null;
-  if (trustSnapshot !== null) {
+  if (trustSnapshot !== null && backgroundWork) {
     const snapshot = trustSnapshot;
     trustCheck = setTimeout(() => void reportTrustProblems(snapshot, logger), TRUST_CHECK_DELAY_MS);
     trustCheck.unref();
