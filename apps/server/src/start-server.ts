@@ -94,10 +94,10 @@ export interface StartServerOptions extends ServerOptionsInput {
    */
   metricsView?: (metrics: ServerMetrics) => Pick<ServerMetrics, 'contentType' | 'render'>;
   /**
-   * Default true. False: the server-wide background work — the scheduled tidy, the OCSP refresh,
-   * re-signing after other writers' changes, the full parse of the trust files after listening — is
-   * left to another process of the same server that does it (one worker process of `serve
-   * --processes`, with the same store and files); this one keeps its own caches current.
+   * Default true. False: the server-wide background work — the scheduled tidy, the OCSP refresh
+   * schedule, the full parse of the trust files after listening — is left to another process of the
+   * same server that does it (one worker process of `serve --processes`, with the same store and
+   * files); this one still follows the store's change feed (its caches, CRLs, re-signing).
    */
   backgroundWork?: boolean;
   /** Fields added to every log line of the default logger (a worker process of `serve --processes`: its `pid`). */

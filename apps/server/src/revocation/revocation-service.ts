@@ -40,11 +40,11 @@ export interface RevocationServiceOptions {
   settings: RevocationSettings;
   logger: Logger;
   /**
-   * Default true. False: this service keeps its own caches current (the change watch drops cached
-   * OCSP answers and renews CRLs) but leaves the store-wide work — the refresh schedule, re-signing
-   * after other writers' changes — to another process on the same store that has it: one worker
-   * process of `serve --processes` does it for all of them, instead of each signing the same
-   * responses again.
+   * Default true. False: this service follows the change feed as usual (its caches, its CRLs,
+   * re-signing what another writer changed) but leaves the refresh schedule — every due response of
+   * the store, at start-up and every interval / 8 — to another process on the same store that has
+   * it: one worker process of `serve --processes` runs it for all of them, instead of each signing
+   * the same responses again.
    */
   backgroundWork?: boolean;
 }
@@ -198,8 +198,10 @@ export class RevocationService {
     const authority = this.options.authorities.byKeyIdentifier(change.authorityKeyId);
     if (authority === undefined) return;
     this.renewCrl(authority);
-    // The process with the background work re-signs; its refresh catches what it missed.
-    if (this.options.backgroundWork === false) return;
+    // Every process re-signs (not only the one with the background work): its own OCSP answers
+    // must follow the row within the watch's delay, and a response it read before another process
+    // re-signed would stay in its cache. Changes by other writers are rare; the race stores
+    // equivalent responses.
     try {
       const { store } = this.options;
       const row = await store.getCertificate(change.serial, change.authorityKeyId);

@@ -57,7 +57,7 @@ export interface StartRevocationOptions {
   store?: Store;
   logger: Logger;
   env?: Readonly<Record<string, string | undefined>>;
-  /** Default true; false leaves the store-wide background work to another process (`RevocationServiceOptions.backgroundWork`). */
+  /** Default true; false leaves the OCSP refresh schedule to another process (`RevocationServiceOptions.backgroundWork`). */
   backgroundWork?: boolean;
 }
 
