@@ -272,7 +272,7 @@ async function start(input: StartServerOptions): Promise<RunningServer> {
       init: issuingWorkerInits({
         signers: registry.directory.entries,
         keyPool: options.keyPool,
-        threads: Math.max(options.workers, 1),
+        threads: options.workers,
         // With a store, the workers read each certificate's row and sign its first OCSP response.
         issuedHook:
           opened === null
@@ -303,8 +303,6 @@ async function start(input: StartServerOptions): Promise<RunningServer> {
       // No worker threads: the init hooks (the signers, the issued hook) run on this thread now; one
       // that fails stops start-up here, as a worker's would in the warm-up, instead of every request.
       await pool.ready();
-      // The issuer keeps pre-generated keys in worker threads only (worker-key-pool.ts).
-      if (Object.values(options.keyPool).some((size) => size > 0)) logger.warn({ keyPool: options.keyPool }, '--key-pool has no effect with --workers 0: keys are made per request');
     }
     if (warmUp) {
       const trust = await warmUpTrust(pool, options, metrics.workerMetricsChannel, pool.size === 0 || eventLoopTasks.length > 0, trustReading);

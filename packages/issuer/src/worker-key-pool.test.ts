@@ -18,24 +18,41 @@ describe('key pool (--key-pool)', () => {
     expect(workerKeyPoolInit({ ed25519: 0 }, 2)).toBeNull();
   });
 
+  /** Wait (bounded) for the idle thread to fill its pool, then issue twice from it. */
+  async function fillsAndHandsOutKeys(pool: ReturnType<typeof createWorkerPool>): Promise<void> {
+    type Stats = { spec: string; size: number; capacity: number; hits: number; generated: number }[] | null;
+    let stats = (await pool.run(keyPoolStatsTask, {})) as Stats;
+    // Bounded wait for the idle thread to fill its pool (3 P-256 keys take milliseconds).
+    for (let i = 0; i < 100 && (stats?.[0]?.size ?? 0) < 3; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      stats = (await pool.run(keyPoolStatsTask, {})) as Stats;
+    }
+    expect(stats).toMatchObject([{ spec: 'ecdsa-256', size: 3, capacity: 3 }]);
+    const request = decodeNewCertificateRequest({ request: { CN: 'pooled.example', hosts: ['pooled.example'] } }).request;
+    const first = await pool.run(keyAndCsrTask, { request, withFacts: false });
+    const second = await pool.run(keyAndCsrTask, { request, withFacts: false });
+    expect(first.privateKeyPem).toMatch(/^-----BEGIN EC PRIVATE KEY-----/);
+    expect(second.privateKeyPem).not.toBe(first.privateKeyPem);
+    stats = (await pool.run(keyPoolStatsTask, {})) as Stats;
+    expect(stats?.[0]?.hits).toBe(2);
+  }
+
   it('fills each worker\'s pool while it is idle and hands the keys to issuing tasks, each once', async () => {
     const pool = createWorkerPool({ size: 1, tasks: [keyAndCsrTask, keyPoolStatsTask], init: [workerKeyPoolInit({ 'ecdsa-256': 3 }, 1)!] });
     try {
-      type Stats = { spec: string; size: number; capacity: number; hits: number; generated: number }[] | null;
-      let stats = (await pool.run(keyPoolStatsTask, {})) as Stats;
-      // Bounded wait for the idle worker to fill its pool (3 P-256 keys take milliseconds).
-      for (let i = 0; i < 100 && (stats?.[0]?.size ?? 0) < 3; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        stats = (await pool.run(keyPoolStatsTask, {})) as Stats;
-      }
-      expect(stats).toMatchObject([{ spec: 'ecdsa-256', size: 3, capacity: 3 }]);
-      const request = decodeNewCertificateRequest({ request: { CN: 'pooled.example', hosts: ['pooled.example'] } }).request;
-      const first = await pool.run(keyAndCsrTask, { request, withFacts: false });
-      const second = await pool.run(keyAndCsrTask, { request, withFacts: false });
-      expect(first.privateKeyPem).toMatch(/^-----BEGIN EC PRIVATE KEY-----/);
-      expect(second.privateKeyPem).not.toBe(first.privateKeyPem);
-      stats = (await pool.run(keyPoolStatsTask, {})) as Stats;
-      expect(stats?.[0]?.hits).toBe(2);
+      await fillsAndHandsOutKeys(pool);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('keeps the whole pool on the calling thread when the pool has no worker threads (--workers 0)', async () => {
+    const init = workerKeyPoolInit({ 'ecdsa-256': 3 }, 0)!;
+    expect(init.data).toEqual({ share: { 'ecdsa-256': 3 }, onCallingThread: true });
+    expect(workerKeyPoolInit({ 'ecdsa-256': 3 }, 2)!.data).toEqual({ share: { 'ecdsa-256': 2 }, onCallingThread: false });
+    const pool = createWorkerPool({ size: 0, tasks: [keyAndCsrTask, keyPoolStatsTask], init: [init] });
+    try {
+      await fillsAndHandsOutKeys(pool);
     } finally {
       await pool.close();
     }

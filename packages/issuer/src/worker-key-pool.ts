@@ -28,24 +28,41 @@ export function perWorkerKeyPool(sizes: Readonly<Record<string, number>> | undef
   return Object.keys(share).length > 0 ? share : null;
 }
 
-/**
- * The pool's init hook that starts, in each of `threads` worker threads, its share of the
- * server-wide key pool `sizes` (`--key-pool`); null when no spec has keys. A configured pool starts
- * filling as soon as the worker is up, before any request arrives.
- */
-export function workerKeyPoolInit(sizes: Readonly<Record<string, number>> | undefined, threads: number): WorkerInit | null {
-  const share = perWorkerKeyPool(sizes, threads);
-  return share === null ? null : { module: import.meta.url, data: share };
+/** What the key pool's init hook carries to each thread that runs tasks. */
+interface KeyPoolInitData {
+  /** This thread's share of the server-wide sizes. */
+  readonly share: KeyPoolSizes;
+  /**
+   * Whether the calling thread keeps a pool too: only when the pool has no worker threads (`size:
+   * 0`), where the event loop runs every task. RSA keys are made on libuv's thread pool
+   * (`generateKey`), so refilling does not hold the event loop; refills wait while a task runs.
+   */
+  readonly onCallingThread: boolean;
 }
 
 /**
- * The init hook (see {@link workerKeyPoolInit}): start this worker's share of the key pool. Not on
- * the main thread: the event loop runs tasks only while every worker is busy, and a pool there would
- * make keys on the thread that serves every request, for those few tasks; they use fresh keys.
+ * The pool's init hook that starts, in each of `threads` worker threads, its share of the
+ * server-wide key pool `sizes` (`--key-pool`); null when no spec has keys. With `threads` 0 (a pool
+ * without worker threads) the event loop, which then runs every task, keeps the whole pool. A
+ * configured pool starts filling as soon as the thread is up, before any request arrives.
+ */
+export function workerKeyPoolInit(sizes: Readonly<Record<string, number>> | undefined, threads: number): WorkerInit | null {
+  const share = perWorkerKeyPool(sizes, Math.max(threads, 1));
+  if (share === null) return null;
+  const data: KeyPoolInitData = { share, onCallingThread: threads === 0 };
+  return { module: import.meta.url, data };
+}
+
+/**
+ * The init hook (see {@link workerKeyPoolInit}): start this thread's share of the key pool. Not on
+ * the main thread while there are workers: the event loop then runs tasks only while every worker is
+ * busy, and a pool there would make keys on the thread that serves every request, for those few
+ * tasks; they use fresh keys.
  */
 export function initWorker(data: unknown): void {
-  if (isMainThread) return;
-  startWorkerKeyPool(data as KeyPoolSizes);
+  const { share, onCallingThread } = data as KeyPoolInitData;
+  if (isMainThread && !onCallingThread) return;
+  startWorkerKeyPool(share);
 }
 
 /** Start this thread's pool with `sizes` (no-op when there is none or it already runs). */

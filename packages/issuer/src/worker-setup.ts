@@ -18,7 +18,7 @@ export interface IssuingWorkerSetup {
   signers: readonly SignerEntry[];
   /** Pre-generated keys for the whole pool, per key spec name (`rsa-2048`: 64), split over the threads. */
   keyPool?: Readonly<Record<string, number>> | undefined;
-  /** Threads that run tasks (the pool's size): each gets `keyPool / threads` keys, rounded up. */
+  /** Threads that run tasks (the pool's size): each gets `keyPool / threads` keys, rounded up; 0 (no worker threads): the event loop keeps them all. */
   threads: number;
   /**
    * Run on every certificate a worker signs (`worker-issued-hook.ts`): e.g. a store's row fields and
