@@ -14,7 +14,7 @@
  * `--help` lists the options. Default ≈ 7–8 minutes, `--quick` ≈ 2. The `ocsp` cells (`ocspserve` on
  * both sides, load from `wrk`) are described in ocsp.mjs.
  */
-import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, existsSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,7 +39,7 @@ import {
 import { killAllServersNow, readRss, startServer, stopAllServers, waitUntilIdle } from './servers.mjs';
 import { STORE_OPS, measureStoreCells } from './store-cells.mjs';
 import { checkStoreTargets, formatStoreListTable, formatStoreNewcertTable } from './store-report.mjs';
-import { formatOcspCpuTable, measureOcsp } from './ocsp.mjs';
+import { formatOcspCpuTable, measureOcsp, runWrkRound, wrkAvailable, wrkPostScript } from './ocsp.mjs';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 /** Every `--ops` name: issue 7's measurements, then the certificate-store cells (issue 20). */
@@ -179,6 +179,29 @@ async function measureCell(targets, { path, bodies, concurrency, durationMs, war
 }
 
 /**
+ * The cells whose "cores busy" issue 18 judges. They are measured a second time with wrk as the
+ * load generator: the Node client costs tens of µs of CPU per request, so the faster server leaves
+ * itself less of the machine (at 16 clients it took 0.27 cores beside CFSSL and 0.41 beside
+ * certsmith); wrk costs a few µs, and what the servers keep busy is then theirs to use
+ * (docs/performance.md, cores busy).
+ */
+const CORES_BUSY_OPS = ['newcert-ecdsa', 'bundle-generated'];
+
+/** One cell on both servers with wrk (one body, POST), rounds alternating; results shaped as {@link measureCell}'s. */
+async function measureCellWithWrk(servers, { path, body, concurrency, durationMs, warmupMs, rounds, workDir }) {
+  const script = join(workDir, `wrk-${path.split('/').at(-1)}.lua`);
+  writeFileSync(script, wrkPostScript(path, body));
+  const targets = ['certsmith', 'cfssl'].map((key) => ({ key, server: servers[key] }));
+  const round = (target, ms) => runWrkRound({ url: target.server.url, script, concurrency, durationMs: ms, pid: target.server.pid });
+  for (const target of targets) if (warmupMs > 0) await round(target, warmupMs);
+  const perTarget = { certsmith: [], cfssl: [] };
+  for (let index = 0; index < rounds; index++) {
+    for (const target of index % 2 === 0 ? targets : [...targets].reverse()) perTarget[target.key].push(await round(target, durationMs));
+  }
+  return Object.fromEntries(Object.entries(perTarget).map(([key, list]) => [key, { available: true, ...summarise(list), rounds: list }]));
+}
+
+/**
  * Start-up time with the full trust data, `starts` times per server, alternating. Besides "ready"
  * (the issue-7 definition) it times the first bundle answer right after it: a server that loads its
  * trust lazily, on first use, looks ready early but makes its first caller wait.
@@ -193,6 +216,8 @@ async function measureStartup({ files, workDir, options, firstBundleBody }) {
         workDir,
         repoRoot: REPO_ROOT,
         label: `${kind}-startup`,
+        // The first answer is what start-up measures (and the first bundle right after it).
+        waitForEveryProcess: false,
         workers: options.workers,
         processes: options.processes,
         nodeArgs: options.nodeArgs,
@@ -269,7 +294,7 @@ async function measureLoadOperations({ ops, files, pki, workDir, options }) {
       workDir,
       repoRoot: REPO_ROOT,
       workers: options.workers,
-        processes: options.processes,
+      processes: options.processes,
       nodeArgs: options.nodeArgs,
       extraArgs: ['--no-store'],
     }),
@@ -335,6 +360,15 @@ async function measureLoadOperations({ ops, files, pki, workDir, options }) {
         for (const key of ['certsmith', 'cfssl']) results[key] = availability[key].available ? measured[key] : availability[key];
         cells.push({ name: op.name, title: op.title, concurrency, bodies: bodies[op.name].length, results });
       }
+    }
+    if (wrkAvailable()) {
+      for (const op of LOAD_OPERATIONS.filter((o) => CORES_BUSY_OPS.includes(o.name) && ops.includes(o.name))) {
+        log(`${op.name} c=16, wrk as the load generator (cores busy), ${options.rounds} × ${options.durationMs / 1000}s rounds`);
+        const results = await measureCellWithWrk(servers, { path: op.path, body: bodies[op.name][0], concurrency: 16, durationMs: options.durationMs, warmupMs: options.warmupMs, rounds: options.rounds, workDir });
+        cells.push({ name: op.name, title: `${op.title} (wrk)`, concurrency: 16, client: 'wrk', bodies: 1, results });
+      }
+    } else {
+      log('wrk is not installed: the cores-busy cells are measured with the Node load generator only');
     }
     if (ops.includes('health-under-load')) {
       log(`health-under-load: newcert c=${HEALTH_UNDER_LOAD.concurrency} with a GET probe every ${HEALTH_UNDER_LOAD.intervalMs} ms, ${options.rounds} rounds per server`);

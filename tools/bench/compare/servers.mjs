@@ -111,9 +111,11 @@ export function certsmithNodeFlags(repoRoot) {
  * @param {string[]} [options.extraArgs]  more `certsmith serve` flags (e.g. `--key-pool`)
  * @param {string[]} [options.nodeArgs]  extra `node` flags for certsmith, e.g. `--cpu-prof`
  * @param {number} [options.timeoutMs]
+ * @param {boolean} [options.waitForEveryProcess]  certsmith: after the first `/health` 200 (`readyMs`),
+ *   also wait until every serving process listens (`certsmith listening on …`, printed once); default true
  * @returns {Promise<RunningServer>}
  */
-export async function startServer({ kind, files, workDir, repoRoot, label = kind, workers, processes, nodeArgs = [], extraArgs = [], timeoutMs = 60_000 }) {
+export async function startServer({ kind, files, workDir, repoRoot, label = kind, workers, processes, nodeArgs = [], extraArgs = [], timeoutMs = 60_000, waitForEveryProcess = true }) {
   const port = await findFreePort();
   let command;
   let args;
@@ -175,6 +177,9 @@ export async function startServer({ kind, files, workDir, repoRoot, label = kind
     const readyAt = performance.now();
     if (kind === 'certsmith' ? status === 200 : status !== 0) {
       server.readyMs = readyAt - started;
+      // A server with several serving processes answers as soon as the first listens; keep-alive
+      // connections opened before the others are up would stay on the first one for the whole cell.
+      if (kind === 'certsmith' && waitForEveryProcess) await waitForLine(logFile, LISTENING_LINE, deadline, () => exited);
       return server;
     }
     if (exited || readyAt > deadline) {
@@ -186,6 +191,17 @@ export async function startServer({ kind, files, workDir, repoRoot, label = kind
       );
     }
     await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** `certsmith serve` prints this once every serving process listens. */
+const LISTENING_LINE = /^certsmith listening on /m;
+
+/** Wait (polling every 10 ms, bounded by `deadline`) until `file` has a line matching `pattern`. */
+async function waitForLine(file, pattern, deadline, gone) {
+  while (!pattern.test(readFileSync(file, 'utf8'))) {
+    if (gone() || performance.now() > deadline) throw new Error(`${file}: no line matching ${pattern}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
 
