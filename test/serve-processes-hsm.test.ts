@@ -1,7 +1,7 @@
 /**
  * `certsmith serve --processes 2` with the CA key on a SoftHSMv2 token, set up as in
- * hsm-server.test.ts: each worker process opens its own PKCS#11 session, as separate instances do,
- * and both sign with the key on the token.
+ * hsm-server.test.ts: each serving process (the one started, and the one it forks once it listens)
+ * opens its own PKCS#11 session, as separate instances do, and both sign with the key on the token.
  */
 import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
@@ -30,7 +30,7 @@ function certsmith(args: string[]): string {
   return execFileSync(process.execPath, [CLI_PATH, ...args], { env: process.env, encoding: 'utf8', timeout: 60_000 });
 }
 
-/** newcert on a connection of its own, so that node:cluster hands each request to the next worker. */
+/** newcert on a connection of its own, so that the first process hands each request to the next process. */
 function newcert(name: string): Promise<{ status: number; json: Record<string, any> }> {
   return new Promise((resolve, reject) => {
     const request = httpRequest(`${url}/api/v1/cfssl/newcert`, { method: 'POST', agent: false, timeout: 30_000 }, (response) => {
@@ -63,6 +63,8 @@ beforeAll(async () => {
   );
   server = spawnCertsmith(['serve', '--processes', '2', '--port', '0', '--config', join(dir, 'certsmith.json'), '--data-dir', join(dir, 'data'), '--loglevel', 'info']);
   url = LISTENING.exec(await server.waitForLine((line) => LISTENING.test(line), 60_000))![1]!;
+  // The line comes when the first process listens; the second starts then.
+  await within(60_000, async () => new Set(server.lines.map(parseLogLine).filter((line) => line?.['msg'] === 'listening').map((line) => line!['pid'])).size === 2);
 }, 180_000);
 
 afterAll(async () => {
@@ -71,7 +73,7 @@ afterAll(async () => {
 });
 
 describe('serve --processes 2 with a PKCS#11 signer', () => {
-  it('opens a session in each worker process, and both sign with the key on the token', async () => {
+  it('opens a session in each serving process, and both sign with the key on the token', async () => {
     const logs = () => server.lines.map(parseLogLine).filter((line): line is Record<string, unknown> => line !== null);
     const workers = new Set(logs().filter((line) => line['msg'] === 'listening').map((line) => line['pid']));
     expect(workers.size).toBe(2);

@@ -1,8 +1,9 @@
 /**
- * `certsmith serve --processes 2` end to end (docs/adr/0004-http-threads.md): two worker processes
- * on one port with the default SQLite store, which the primary process owns and serves them. No CA
- * is given, so both workers race to create the development CA in the fresh data directory. Checked:
- * one CA for both; concurrent newcerts answered by both processes, each certificate recorded once;
+ * `certsmith serve --processes 2` end to end (docs/adr/0004-http-threads.md): the process started
+ * (the leader) serves as one process does, with the default SQLite store, and once it listens forks
+ * a second serving process, to which it hands every other connection and serves the store. No CA is
+ * given, so the leader creates the development CA in the fresh data directory before it listens.
+ * Checked: one CA for both; concurrent newcerts answered by both processes, each certificate recorded once;
  * certadd and certinfo; a revocation through either process reaching both processes' OCSP answers
  * and CRLs; `/metrics` counting the whole server; a killed worker replaced while the service keeps
  * answering; SIGTERM finishing a request in flight; start-up failures printed once, as one process
@@ -46,13 +47,13 @@ const answeredByEach = (operation: string): Promise<number> =>
     return listeningPids().every((pid) => pids.has(pid));
   });
 
-/** The pids of the worker processes that listen now (listened, and have not been seen to exit). */
+/** The pids of the serving processes that listen now, the leader's included (listened, and have not been seen to exit). */
 const listeningPids = (): number[] => {
   const exited = new Set(logs().filter((line) => line['msg'] === 'worker process exited; starting another').map((line) => line['worker']));
   return [...new Set(logs().filter((line) => line['msg'] === 'listening').map((line) => line['pid'] as number))].filter((pid) => !exited.has(pid));
 };
 
-/** One request on a connection of its own, so that node:cluster hands each to the next worker. */
+/** One request on a connection of its own, so that the leader hands each to the next process. */
 function fresh(method: string, path: string, body?: unknown): Promise<{ status: number; text: string; bytes: Buffer }> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
@@ -103,6 +104,8 @@ beforeAll(async () => {
     '--data-dir', scratch.path('data'), '--ocsp-path', '/ocsp', '--loglevel', 'debug',
     '--ca-bundle', TRUST_FILES.caBundle, '--int-bundle', TRUST_FILES.intBundle, '--metadata', TRUST_FILES.metadata,
   ]));
+  // The leader prints its line as soon as it listens; the second process starts after it.
+  await within(60_000, async () => listeningPids().length === 2);
 }, 90_000);
 
 afterAll(async () => {
@@ -111,12 +114,16 @@ afterAll(async () => {
 });
 
 describe('serve --processes 2', () => {
-  it('prints the listening line once, after both worker processes listen', () => {
+  it('prints the listening line once, when the process started listens, and serves from two processes', () => {
     expect(server.lines.filter((line) => LISTENING.test(line))).toHaveLength(1);
-    const listened = server.lines.findIndex((line) => parseLogLine(line)?.['msg'] === 'listening');
-    expect(listened).toBeGreaterThanOrEqual(0);
+    const printed = server.lines.findIndex((line) => LISTENING.test(line));
+    const leaderListened = server.lines.findIndex((line) => parseLogLine(line)?.['msg'] === 'listening' && parseLogLine(line)?.['pid'] === server.child.pid);
+    const otherListened = server.lines.findIndex((line) => parseLogLine(line)?.['msg'] === 'listening' && parseLogLine(line)?.['pid'] !== server.child.pid);
+    expect(leaderListened).toBeGreaterThanOrEqual(0);
+    expect(printed).toBeGreaterThan(leaderListened);
+    expect(otherListened).toBeGreaterThan(printed);
     expect(listeningPids()).toHaveLength(2);
-    expect(listeningPids()).not.toContain(server.child.pid);
+    expect(listeningPids()).toContain(server.child.pid);
   });
 
   it('creates one development CA in the data directory, which both processes sign with', async () => {
@@ -126,7 +133,7 @@ describe('serve --processes 2', () => {
     await writeFile(scratch.path('dev-ca.pem'), await readFile(scratch.path('data/dev-ca/ca.pem')));
   });
 
-  it('loads the trust files in both processes (read once by the primary) and bundles alike through either', async () => {
+  it('loads the trust files in both processes and bundles alike through either', async () => {
     const loaded = logs().filter((line) => line['msg'] === 'trust files loaded');
     expect(new Set(loaded.map((line) => line['pid']))).toEqual(new Set(listeningPids()));
     expect(loaded[0]!['trust']).toMatchObject({ roots: expect.any(Number), intermediates: expect.any(Number) });
@@ -207,10 +214,11 @@ describe('serve --processes 2', () => {
   });
 
   it('replaces a worker process that dies, and keeps answering meanwhile', async () => {
-    const [victim, survivor] = listeningPids();
+    const survivor = server.child.pid!;
+    const victim = listeningPids().find((pid) => pid !== survivor);
     process.kill(victim!, 'SIGKILL');
-    // A connection node:cluster hands to the worker in the instant it dies is lost with it; once the
-    // primary has seen the exit, the other process answers while the replacement starts.
+    // A connection the leader hands to the worker in the instant it dies is lost with it; once the
+    // leader has seen the exit, it answers every connection while the replacement starts.
     await server.waitForLine((line) => parseLogLine(line)?.['msg'] === 'worker process exited; starting another' && parseLogLine(line)?.['worker'] === victim, 30_000);
     for (let index = 0; index < 4; index++) expect((await fresh('GET', '/api/v1/cfssl/health')).status).toBe(200);
     await within(30_000, async () => listeningPids().length === 2);
@@ -247,8 +255,8 @@ describe('serve --processes 2', () => {
     expect(await server.waitForExit(30_000)).toEqual({ code: 0, signal: null });
     const stopped = logs().filter((line) => line['msg'] === 'stopped');
     expect(new Set(stopped.map((line) => line['pid']))).toEqual(new Set([...workers, server.child.pid]));
-    // The primary stops last: after the workers, it closed the store.
-    expect(stopped.at(-1)).toMatchObject({ pid: server.child.pid, process: 'primary' });
+    // The leader stops last: after the workers, it closed the store.
+    expect(stopped.at(-1)).toMatchObject({ pid: server.child.pid });
     for (const pid of workers) expect(() => process.kill(pid, 0)).toThrow();
   });
 });

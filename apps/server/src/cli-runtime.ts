@@ -8,4 +8,5 @@ export { isCodedError } from '@certsmith/x509-core';
 export { createProgram } from './cli-program.js';
 export { startupExitCode } from './errors.js';
 export { startServer } from './start-server.js';
-export { runServeWorker } from './cluster/serve-worker.js';
+export { WORKER_PROCESS_THREADS, runServeWorker } from './cluster/serve-worker.js';
+export { createServeLeader } from './cluster/serve-leader.js';

@@ -22,7 +22,6 @@ import type { TrustSnapshot } from '@certsmith/bundler';
 import { guessTrustFiles, prestartServeStore, readServeFlags } from './serve-prestart.js';
 import { holdBackOptimisation } from './start-up-tiering.js';
 import { serveProcessCount } from './cluster/process-count.js';
-import { logLevelOf } from './log-level.js';
 
 /**
  * The packages the worker threads of `serve` take their tasks and init hooks from (bundling,
@@ -45,12 +44,10 @@ const SERVE_WORKER_PACKAGES = [
 // resolved options name the same files and store (serve-prestart.ts). The other commands import
 // only what they need.
 const serveArgs = process.argv[2] === 'serve' ? readServeFlags(process.argv.slice(3)) : undefined;
-// `serve --processes N` with N > 1: this process is the primary of N worker processes, each a whole
-// server (cluster/serve-primary.ts). It forks the first at once and loads none of the server itself:
-// none of what follows (threads, the store, the server's code) is started here; the primary reads the
-// trust files once for all the workers.
+// `serve --processes N` with N > 1: this process starts exactly as one process does and is the
+// first of the N serving processes (cluster/serve-leader.ts); once it listens, it forks the others.
 const processes = serveArgs === undefined ? 1 : serveProcessCount(serveArgs, process.argv.slice(3));
-const serveFlags = processes > 1 ? undefined : serveArgs;
+const serveFlags = serveArgs;
 // Before any thread starts: V8 optimises less of the code that runs only while `serve` starts, and
 // as usual once it listens (start-up-tiering.ts).
 const restoreOptimisation = serveArgs === undefined ? undefined : holdBackOptimisation();
@@ -61,8 +58,10 @@ const trustFiles = serveArgs === undefined ? undefined : guessTrustFiles(serveAr
 const workerBundle = new URL('./worker.bundle.js', import.meta.url);
 const workerEntry = serveArgs !== undefined && existsSync(workerBundle) ? workerBundle : undefined;
 // `--workers 0`: the server starts no worker thread (every task on the event loop), so none is
-// prestarted, and the trust files are read by this thread while the server starts.
-const threadless = /^0+$/.test(serveFlags?.get('workers') ?? '');
+// prestarted, and the trust files are read by this thread while the server starts. It is the
+// default with more than one process (the other processes use the other cores).
+const workersFlag = serveFlags?.get('workers');
+const threadless = workersFlag === undefined ? processes > 1 : /^0+$/.test(workersFlag);
 const prestarted =
   serveFlags === undefined || threadless
     ? undefined
@@ -77,11 +76,12 @@ const prestartedStore = serveFlags === undefined ? undefined : await prestartSer
 // The program and the server: bundled into one file by `npm run build` when it is there, else the
 // compiled modules (cli-runtime.ts).
 const bundled = new URL('./cli-runtime.bundle.js', import.meta.url);
-const runtime =
-  processes > 1 ? undefined : ((await (existsSync(bundled) ? import(bundled.href) : import('./cli-runtime.js'))) as typeof import('./cli-runtime.js'));
+const runtime = (await (existsSync(bundled) ? import(bundled.href) : import('./cli-runtime.js'))) as typeof import('./cli-runtime.js');
 
 async function serve(input: ServerOptionsInput): Promise<void> {
-  const { isCodedError, startServer, startupExitCode } = runtime!;
+  const { isCodedError, startServer, startupExitCode, createServeLeader, WORKER_PROCESS_THREADS } = runtime;
+  // With --processes N: this process's server shares its socket with the N−1 it forks once it listens.
+  const leader = processes > 1 ? createServeLeader({ processes, args: process.argv.slice(2) }) : undefined;
   // A server outlives its log reader: when stdout's reader goes away (a closed pipe, `| head`),
   // writes fail with EPIPE and an unhandled stream error would stop the process. Keep serving;
   // the log lines are lost either way.
@@ -94,6 +94,7 @@ async function serve(input: ServerOptionsInput): Promise<void> {
     const trustSnapshot = prestarted?.taskResult;
     server = await startServer({
       ...input,
+      ...(leader === undefined ? {} : { workers: input.workers ?? WORKER_PROCESS_THREADS, ...leader.serverOptions }),
       ...(prestarted === undefined ? {} : { prestartedWorkers: prestarted }),
       ...(workerEntry === undefined ? {} : { workerEntry }),
       ...(store === undefined ? {} : { prestartedStore: store }),
@@ -110,16 +111,19 @@ async function serve(input: ServerOptionsInput): Promise<void> {
   await new Promise<void>((resolve) => server.logger.flush(() => resolve()));
   process.stdout.write(`certsmith listening on ${server.url}\n`);
   restoreOptimisation?.();
+  leader?.started(server);
 
   const running = server;
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (stopping) {
       running.logger.warn({ signal }, 'second signal, exiting now');
+      leader?.kill();
       process.exit(1);
     }
     stopping = true;
     running.logger.info({ signal }, 'signal received');
+    // With --processes: the other processes stop with this one's server (its connection source), and its store closes after them.
     running.close().then(
       () => process.exit(0),
       (error: unknown) => {
@@ -132,18 +136,4 @@ async function serve(input: ServerOptionsInput): Promise<void> {
   process.on('SIGINT', onSignal);
 }
 
-if (processes > 1) {
-  const { runServePrimary } = await import('./cluster/serve-primary.js');
-  await runServePrimary({
-    processes,
-    args: process.argv.slice(2),
-    logLevel: logLevelOf(serveArgs?.get('loglevel') ?? '') ?? 'info',
-    // The default store's opening, while the workers load the server (they ask for the store they resolve).
-    prestartStore: () => prestartServeStore(serveArgs!),
-    trustFiles,
-    workerEntry,
-    ...(restoreOptimisation === undefined ? {} : { onStarted: restoreOptimisation }),
-  });
-} else {
-  await runtime!.createProgram({ serve }).parseAsync(process.argv.slice(2), { from: 'user' });
-}
+await runtime.createProgram({ serve }).parseAsync(process.argv.slice(2), { from: 'user' });

@@ -46,6 +46,7 @@ import { openServerStore, scheduleTidy, storeHealthContributor } from './server-
 import type { OpenedStore, StoreOpener, TidySchedule } from './server-store.js';
 import { storeSettings } from './store-settings.js';
 import { startRevocation } from './revocation/server-revocation.js';
+import type { ConnectionSource } from './connection-source.js';
 import type { ServerRevocation } from './revocation/server-revocation.js';
 
 /** Options of {@link startServer}: server options plus embedding hooks. */
@@ -102,6 +103,12 @@ export interface StartServerOptions extends ServerOptionsInput {
   backgroundWork?: boolean;
   /** Fields added to every log line of the default logger (a worker process of `serve --processes`: its `pid`). */
   logFields?: Record<string, unknown>;
+  /**
+   * Where the API's connections come from, instead of listening on `address:port` itself: the
+   * processes of `serve --processes` share one listening socket (the first process's) and are
+   * handed their connections. Closing the server detaches it from the source.
+   */
+  connections?: ConnectionSource;
 }
 
 /** The trust files of a server, by option name. */
@@ -166,6 +173,7 @@ async function start(input: StartServerOptions): Promise<RunningServer> {
     metricsView,
     backgroundWork = true,
     logFields,
+    connections,
     ...serverInput
   } = input;
   // Used (and its failure handled) only once the options are known to name the same files.
@@ -327,15 +335,18 @@ async function start(input: StartServerOptions): Promise<RunningServer> {
     });
     const limits = { headersTimeoutMs: options.headersTimeoutMs, bodyTimeoutMs: options.bodyTimeoutMs, maxConnections: options.maxConnections };
     server = createHttpServer(app, tls === undefined ? { logger, ...limits } : { tls, logger, ...limits });
-    bound = await listen(server, options.port, options.address);
+    bound = await (connections === undefined ? listen(server, options.port, options.address) : connections.attach(server, options.port, options.address));
     metricsUrl = `${bound.url}${METRICS_PATH}`;
-    if (options.metricsAddress !== undefined) {
+    if (options.metricsAddress !== undefined && connections?.servesMetricsAddress === false) {
+      // Another process of this server listens there (and answers for every process).
+      metricsUrl = `http://${options.metricsAddress}${METRICS_PATH}`;
+    } else if (options.metricsAddress !== undefined) {
       const { host, port } = parseHostPort('--metrics-address', options.metricsAddress);
       metricsServer = createMetricsServer(servedMetrics, { onError: (error) => logger.error({ err: error }, 'rendering metrics failed') });
       try {
         metricsUrl = `${(await listen(metricsServer, port, host)).url}${METRICS_PATH}`;
       } catch (error) {
-        await closeHttpServer(server, { timeoutMs: 0 });
+        await (connections === undefined ? closeHttpServer(server, { timeoutMs: 0 }) : connections.detach(server, 0));
         throw error;
       }
     }
@@ -409,7 +420,9 @@ async function start(input: StartServerOptions): Promise<RunningServer> {
         if (trustCheck !== null) clearTimeout(trustCheck);
         clearTimeout(defaultMetricsTimer);
         logger.info({ timeoutMs: options.shutdownTimeoutMs }, 'shutting down');
-        const finished = await closeHttpServer(httpServer, { timeoutMs: options.shutdownTimeoutMs });
+        const finished = await (connections === undefined
+          ? closeHttpServer(httpServer, { timeoutMs: options.shutdownTimeoutMs })
+          : connections.detach(httpServer, options.shutdownTimeoutMs));
         if (!finished) logger.warn('in-flight requests did not finish in time; connections were closed');
         if (metricsServer !== null) await closeHttpServer(metricsServer, { timeoutMs: 1_000 });
         await pool.close();

@@ -1,18 +1,22 @@
 /**
- * A worker process of `certsmith serve --processes N` (`serve-primary.ts` forks it): it parses the
- * command line as one process would and starts a whole server on the shared port, except that
- * - the certificate store is the primary's, asked for once the options name it and reached over
- *   IPC (`connectStore`): no store of its own, no migrations;
+ * A worker process of `certsmith serve --processes N` (the leader, `serve-leader.ts`, forks it once
+ * its own server listens): it parses the command line as one process would and starts a whole
+ * server, except that
+ * - it does not listen: the leader owns the socket and hands it connections (`'connection'`
+ *   messages with the socket), which it serves as its own (`handed-connections.ts`);
+ * - the certificate store is the leader's, reached over IPC (`connectStore`): no store of its own,
+ *   no migrations;
  * - it has no worker threads unless `--workers` asks for them: every task runs on its event loop,
  *   and the other processes use the other cores (docs/adr/0004-http-threads.md);
+ * - the store-wide background work (tidy, OCSP refresh, trust check) is the leader's;
  * - `/metrics` answers every serving process's metrics, merged; `/health` answers for this process;
- * - only the worker the primary names runs the store-wide background work (tidy, OCSP refresh);
+ * - `--metrics-address` is the leader's listener;
  * - its log lines carry its `pid`.
  *
- * It reports to the primary instead of printing: listening, or what one process would have printed
- * on stderr and its exit code. SIGINT and SIGTERM are the primary's (a terminal's Ctrl-C reaches the
- * whole process group): it stops when the primary says so, after its in-flight requests. If the
- * primary dies, node:cluster ends this process (IPC disconnect).
+ * It reports to the leader instead of printing: ready, or what one process would have printed on
+ * stderr and its exit code. SIGINT and SIGTERM are the leader's (a terminal's Ctrl-C reaches the
+ * whole process group): it stops when the leader says so, after its in-flight requests. If the
+ * leader dies, this process ends too (its IPC channel closes).
  */
 import { CommanderError } from 'commander';
 import { connectStore, ipcChannel } from '@certsmith/cert-store';
@@ -24,11 +28,12 @@ import { createProgram } from '../cli-program.js';
 import { startupExitCode } from '../errors.js';
 import { startServer } from '../start-server.js';
 import type { RunningServer } from '../start-server.js';
-import { guessTrustFiles, readServeFlags } from '../serve-prestart.js';
-import type { TrustSnapshot } from '@certsmith/bundler';
-import { asListenError } from './listen-error.js';
-import { BACKGROUND_WORK_ENV, SERVE_CHANNEL, isServeMessage } from './serve-messages.js';
-import type { PrimaryMessage, WorkerMessageBody } from './serve-messages.js';
+import type { ConnectionSource } from '../connection-source.js';
+import type { ListeningAddress } from '@certsmith/http-api';
+import type { Socket } from 'node:net';
+import { HandedConnections } from './handed-connections.js';
+import { LISTENING_ADDRESS_ENV, SERVE_CHANNEL, isServeMessage } from './serve-messages.js';
+import type { LeaderMessage, WorkerMessageBody } from './serve-messages.js';
 
 /**
  * Worker threads of a worker process when `--workers` is not given: none, every task on its event
@@ -37,24 +42,53 @@ import type { PrimaryMessage, WorkerMessageBody } from './serve-messages.js';
  */
 export const WORKER_PROCESS_THREADS = 0;
 
-/** Longest a `/metrics` request waits for the primary's collection (which itself waits at most 5 s per worker). */
+/** Longest a `/metrics` request waits for the leader's collection (which itself waits at most 5 s per worker). */
 const COLLECT_TIMEOUT_MS = 10_000;
 
 type Distribute<T> = T extends { type: infer K } ? [K, T] : never;
-type MessageOf<K extends PrimaryMessage['type']> = Extract<Distribute<PrimaryMessage>, [K, unknown]>[1];
+type MessageOf<K extends LeaderMessage['type']> = Extract<Distribute<LeaderMessage>, [K, unknown]>[1];
 
 function send(message: WorkerMessageBody): void {
-  // The primary is gone: this process is ending too (node:cluster exits it on the disconnect).
+  // The leader is gone: this process is ending too (on the disconnect).
   if (process.connected) process.send!({ ...message, channel: SERVE_CHANNEL }, undefined, {}, () => undefined);
 }
 
-/** This process's messages from the primary, by type. */
-function listen(): <K extends PrimaryMessage['type']>(type: K, handler: (message: MessageOf<K>) => void) => void {
-  const handlers = new Map<string, (message: PrimaryMessage) => void>();
-  process.on('message', (message: unknown) => {
-    if (isServeMessage(message)) handlers.get((message as PrimaryMessage).type)?.(message as PrimaryMessage);
+/** This process's messages from the leader, by type (a `'connection'` message comes with its socket). */
+function listen(): <K extends LeaderMessage['type']>(type: K, handler: (message: MessageOf<K>, socket: Socket | undefined) => void) => void {
+  const handlers = new Map<string, (message: LeaderMessage, socket: Socket | undefined) => void>();
+  process.on('message', (message: unknown, socket: unknown) => {
+    if (isServeMessage(message)) handlers.get((message as LeaderMessage).type)?.(message as LeaderMessage, socket as Socket | undefined);
   });
-  return (type, handler) => handlers.set(type, handler as (message: PrimaryMessage) => void);
+  return (type, handler) => handlers.set(type, handler as (message: LeaderMessage, socket: Socket | undefined) => void);
+}
+
+/**
+ * The connections the leader hands this process, served by its server: each reported to the leader
+ * when it closes (the leader counts the server's open connections against `--max-connections`).
+ */
+function handedConnections(on: ReturnType<typeof listen>): ConnectionSource {
+  const address = JSON.parse(process.env[LISTENING_ADDRESS_ENV] ?? 'null') as ListeningAddress | null;
+  if (address === null) throw new Error(`a worker process of serve --processes needs ${LISTENING_ADDRESS_ENV} (set by the first process)`);
+  let handed: HandedConnections | null = null;
+  const closed = (): void => send({ type: 'connection-closed' });
+  on('connection', (_message, socket) => {
+    if (socket === undefined) return;
+    if (handed === null) {
+      // Not serving yet (the leader hands none before 'listening'): refused, and counted back.
+      socket.destroy();
+      closed();
+    } else handed.accept(socket, closed);
+  });
+  return {
+    servesMetricsAddress: false,
+    async attach(server) {
+      handed = new HandedConnections(server);
+      return address;
+    },
+    async detach(_server, timeoutMs) {
+      return (await handed?.close(timeoutMs)) ?? true;
+    },
+  };
 }
 
 /**
@@ -65,6 +99,8 @@ function listen(): <K extends PrimaryMessage['type']>(type: K, handler: (message
 export async function runServeWorker(restoreOptimisation: () => void): Promise<void> {
   const on = listen();
   let running: RunningServer | null = null;
+  // The leader is gone (or this process gave up its channel): nothing hands connections here any more.
+  process.once('disconnect', () => process.exit(0));
 
   on('stop', () => {
     if (running === null) process.exit(0);
@@ -84,7 +120,7 @@ export async function runServeWorker(restoreOptimisation: () => void): Promise<v
     );
   });
 
-  // `/metrics` here: every serving process's registry, collected by the primary, merged here.
+  // `/metrics` here: every serving process's registry, collected by the leader, merged here.
   let nextCollection = 0;
   const collections = new Map<number, (snapshots: MetricsSnapshot[]) => void>();
   on('metrics-collected', ({ id, snapshots }) => collections.get(id)?.(snapshots));
@@ -93,7 +129,7 @@ export async function runServeWorker(restoreOptimisation: () => void): Promise<v
       const id = nextCollection++;
       const timer = setTimeout(() => {
         collections.delete(id);
-        reject(new Error(`the primary process did not collect the metrics within ${COLLECT_TIMEOUT_MS} ms`));
+        reject(new Error(`the first process did not collect the metrics within ${COLLECT_TIMEOUT_MS} ms`));
       }, COLLECT_TIMEOUT_MS);
       collections.set(id, (snapshots) => {
         clearTimeout(timer);
@@ -103,54 +139,42 @@ export async function runServeWorker(restoreOptimisation: () => void): Promise<v
       send({ type: 'collect-metrics', id });
     });
 
-  // The store: the primary opens it (once, for every worker) and serves it on this channel.
+  // The store: the leader opened it before it listened and serves it on this channel.
   let storeAnswer: ((message: MessageOf<'store-opened'> | MessageOf<'store-failed'>) => void) | null = null;
   on('store-opened', (message) => storeAnswer?.(message));
   on('store-failed', (message) => storeAnswer?.(message));
-  const openPrimaryStore = async (config: DbConfig, { migrations }: { migrations: MigrationMode }): Promise<Store> => {
+  const openLeaderStore = async (config: DbConfig, { migrations }: { migrations: MigrationMode }): Promise<Store> => {
     const answer = await new Promise<MessageOf<'store-opened'> | MessageOf<'store-failed'>>((resolve) => {
       storeAnswer = resolve;
       send({ type: 'open-store', config, migrations });
     });
-    // The primary's error, as openStore would have thrown it here (the server names the store around it).
+    // The leader's error, as openStore would have thrown it here (the server names the store around it).
     if (answer.type === 'store-failed') throw answer.code === null ? new Error(answer.message) : new CertsmithError(answer.code, answer.message);
     return connectStore(ipcChannel(process), { driver: config.driver });
   };
 
-  // The trust files the command line names, read once by the primary (`primary-trust.ts`); without
-  // its snapshot the server reads them itself.
+  const connections = handedConnections(on);
   const args = process.argv.slice(2);
-  const trustFiles = args[0] === 'serve' ? guessTrustFiles(readServeFlags(args.slice(1))) : undefined;
-  let prestartedTrust: { files: typeof trustFiles & object; snapshot: Promise<TrustSnapshot> } | undefined;
-  if (trustFiles !== undefined) {
-    const snapshot = new Promise<TrustSnapshot>((resolve, reject) => {
-      on('trust-snapshot', (message) => (message.snapshot === null ? reject(new Error('the primary process has no trust snapshot')) : resolve(message.snapshot)));
-    });
-    snapshot.catch(() => undefined);
-    prestartedTrust = { files: trustFiles, snapshot };
-    send({ type: 'trust-request' });
-  }
-
   let stderr = '';
   const program = createProgram({
     serve: async (input) => {
       running = await startServer({
         ...input,
         workers: input.workers ?? WORKER_PROCESS_THREADS,
-        openStore: openPrimaryStore,
+        openStore: openLeaderStore,
         metricsView: (metrics) => ({ contentType: metrics.contentType, render: async () => await renderAggregatedMetrics(await collectMetrics()) }),
-        backgroundWork: process.env[BACKGROUND_WORK_ENV] === '1',
+        backgroundWork: false,
         logFields: { pid: process.pid },
-        ...(prestartedTrust === undefined ? {} : { prestartedTrust }),
+        connections,
       });
     },
   });
-  // Usage errors are printed by the primary, once for all the workers.
+  // Usage errors were printed by the leader already (it parsed the same command line first).
   for (const command of [program, ...program.commands]) command.exitOverride().configureOutput({ writeErr: (text) => (stderr += text) });
   try {
     await program.parseAsync(args, { from: 'user' });
   } catch (thrown) {
-    const error = asListenError(thrown);
+    const error = thrown;
     if (error instanceof CommanderError) send({ type: 'failed', stderr, exitCode: error.exitCode });
     else {
       const code = isCodedError(error) ? ` (code ${error.code})` : '';
@@ -161,13 +185,11 @@ export async function runServeWorker(restoreOptimisation: () => void): Promise<v
   }
   const server = running as RunningServer | null;
   if (server === null) {
-    // The primary forks workers for `serve` only; anything else parsed here is a fault.
+    // The leader forks workers for `serve` only; anything else parsed here is a fault.
     send({ type: 'failed', stderr: 'certsmith: a worker process was started without the serve command\n', exitCode: 1 });
     process.disconnect();
     return;
   }
-  // The start-up lines first: the primary prints `certsmith listening on` once every worker listens.
-  await new Promise<void>((resolve) => server.logger.flush(() => resolve()));
-  send({ type: 'listening', url: server.url });
+  send({ type: 'listening' });
   restoreOptimisation();
 }
