@@ -42,6 +42,31 @@ describe('startChangeWatch', () => {
     }
   });
 
+  it('polls again after a wake-up that came while a poll was running, however soon that poll ends', async () => {
+    const source = log([1]);
+    let wake: () => void = () => undefined;
+    const delivered: Array<() => void> = [];
+    const seen: number[] = [];
+    // An interval no test waits for: only the wake-ups can bring id 2.
+    const watch = startChangeWatch(
+      source,
+      (c) => {
+        seen.push(c.id);
+        // The change that arrives while this delivery runs, and the wake-up its commit sends.
+        if (c.id === 1) {
+          source.ids.push(2);
+          wake();
+        }
+        delivered.shift()?.();
+      },
+      { pollIntervalMs: 3_600_000, afterId: 0, subscribeWakeups: (w) => ((wake = w), () => undefined) },
+    );
+    await new Promise<void>((resolve) => delivered.push(resolve));
+    await new Promise<void>((resolve) => (seen.length >= 2 ? resolve() : delivered.push(resolve)));
+    expect(seen).toEqual([1, 2]);
+    await watch.close();
+  });
+
   it('keeps polling after a failing poll and reports the error', async () => {
     vi.useFakeTimers();
     try {

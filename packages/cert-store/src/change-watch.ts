@@ -105,7 +105,18 @@ export function startChangeWatch(
     });
   }
 
-  const unsubscribe = options.subscribeWakeups?.(() => schedule(0));
+  /**
+   * Poll now. During a poll, only note it: a timer set now could fire after the poll has ended and
+   * been replaced by the poll's own `schedule(pollIntervalMs)`, and the wake-up would be lost for a
+   * whole interval (a NOTIFY, or a commit of this store, that came while a poll read the log).
+   */
+  function wake(): void {
+    if (closed) return;
+    if (running !== null) again = true;
+    else schedule(0);
+  }
+
+  const unsubscribe = options.subscribeWakeups?.(wake);
   schedule(0);
   return {
     async close() {

@@ -10,6 +10,7 @@ import type { PoolClient, QueryResultRow } from 'pg';
 import { givenCertificateRow, issuedCertificateRow } from '../certificate-row.js';
 import type { CertificateRow } from '../certificate-row.js';
 import { startChangeWatch } from '../change-watch.js';
+import { ChangeWakeups, combineWakeups } from '../change-wakeups.js';
 import { checkDate, decodeCursor, encodeCursor, filterFingerprint, pageSize } from '../cursor.js';
 import { CertificateNotFoundError, RecordInsertError, StoreClosedError, StoreError } from '../errors.js';
 import { CHANGES_CHANNEL } from '../migrations/migrations.js';
@@ -292,6 +293,12 @@ export class PostgresStore implements Store {
   private readonly batcher: TurnBatcher<CertificateRow, CertificateRecord>;
   private readonly listener: ChangeListener;
   private readonly watches = new Set<ChangeSubscription>();
+  /**
+   * This store's own status changes wake its watches when the commit returns, without waiting for
+   * the NOTIFY to come back through the LISTEN connection (a second round trip, and none at all
+   * while that connection is reconnecting).
+   */
+  private readonly wakeups = new ChangeWakeups();
   private readonly now: () => Date;
   private closed = false;
 
@@ -381,7 +388,10 @@ export class PostgresStore implements Store {
   }
 
   async insertCertificate(row: CertificateRowInput): Promise<void> {
-    await this.insertRow(givenCertificateRow(row));
+    const given = givenCertificateRow(row);
+    await this.insertRow(given);
+    // Only a row inserted with another status than `good` is in the change log (the trigger).
+    if (given.status !== 'good') this.wakeups.wake();
   }
 
   async getCertificate(serial: string, authorityKeyId: string): Promise<CertificateRecord | null> {
@@ -458,6 +468,7 @@ export class PostgresStore implements Store {
     );
     if (result.rowCount === 0 || result.rows[0] === undefined) throw new CertificateNotFoundError();
     if ((result.rowCount ?? 0) > 1) throw new StoreError(`${result.rowCount} rows are affected, should be 1 row`);
+    this.wakeups.wake();
     return toCertificateRecord(rawRow(result.rows[0]));
   }
 
@@ -615,7 +626,14 @@ export class PostgresStore implements Store {
     const watch = startChangeWatch(
       { latestChangeId: () => this.latestChangeId(), changesAfter: (id, limit) => this.changesAfter(id, limit) },
       onChange,
-      { ...options, pollIntervalMs: options.pollIntervalMs ?? 5000, subscribeWakeups: (wake) => this.listener.subscribe(wake) },
+      {
+        ...options,
+        pollIntervalMs: options.pollIntervalMs ?? 5000,
+        subscribeWakeups: combineWakeups(
+          (wake) => this.listener.subscribe(wake),
+          (wake) => this.wakeups.subscribe(wake),
+        ),
+      },
     );
     this.watches.add(watch);
     return {

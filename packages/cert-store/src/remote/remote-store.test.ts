@@ -476,6 +476,40 @@ describe('connectStore: watchChanges', () => {
       await pair.closeAll();
     }
   });
+  it("delivers a revocation made through one client to another client's watch at once, not at the owner's next poll", async () => {
+    const a = await connectedPair();
+    const { port1, port2 } = new MessageChannel();
+    const serverB = serveStore(a.owner, messagePortChannel(port1));
+    const b = connectStore(messagePortChannel(port2), { driver: 'sqlite3' });
+    try {
+      const issuer = testIssuer('Remote Wake CA');
+      const [first, second] = await Promise.all(['wake-1.example', 'wake-2.example'].map(async (name) => await a.client.recordCertificate({ certificate: issuer.leaf(name).pem })));
+      const seen: string[] = [];
+      let waiting: { count: number; resolve: () => void } | null = null;
+      const seenCount = (count: number) => new Promise<void>((resolve) => (seen.length >= count ? resolve() : (waiting = { count, resolve })));
+      // Held by the owner with a poll no test waits for: B hears of A's revocations from the
+      // owner's store, which wakes its watches when it commits one.
+      const watch = b.watchChanges(
+        (change) => {
+          seen.push(change.serial);
+          if (waiting !== null && seen.length >= waiting.count) waiting.resolve();
+        },
+        { pollIntervalMs: 3_600_000, afterId: 0 },
+      );
+      await a.client.revokeCertificate(first!.serial, first!.authorityKeyId, 1);
+      await seenCount(1);
+      await a.client.revokeCertificate(second!.serial, second!.authorityKeyId, 1);
+      await seenCount(2);
+      expect(seen).toEqual([first!.serial, second!.serial]);
+      await watch.close();
+    } finally {
+      await b.close();
+      await serverB.close();
+      port1.close();
+      port2.close();
+      await a.closeAll();
+    }
+  });
 });
 
 describe('the channel is shared', () => {

@@ -1,6 +1,7 @@
 /** The SQLite implementation of {@link Store}: certificates are parsed here, SQL runs in the executor. */
 import { rebuildStoreError } from '../errors.js';
 import { startChangeWatch } from '../change-watch.js';
+import { ChangeWakeups } from '../change-wakeups.js';
 import { givenCertificateRow, issuedCertificateRow } from '../certificate-row.js';
 import type { CertificateRow } from '../certificate-row.js';
 import { checkDate } from '../cursor.js';
@@ -45,6 +46,8 @@ export class SqliteStore implements Store {
   private readonly executor: SqliteExecutor;
   private readonly batcher: TurnBatcher<CertificateRow, CertificateRecord>;
   private readonly watches = new Set<ChangeSubscription>();
+  /** This store's own status changes wake its watches at once; the poll is for other writers. */
+  private readonly wakeups = new ChangeWakeups();
   private readonly now: () => Date;
   /** Commits issued rows on this thread when it can (`calling-thread-writer.ts`); `null`: the executor does. */
   private readonly writer: CallingThreadWriter | null;
@@ -92,8 +95,11 @@ export class SqliteStore implements Store {
   }
 
   async insertCertificate(row: CertificateRowInput): Promise<void> {
-    const [outcome] = await this.executor.call('insertCertificates', [givenCertificateRow(row)]);
+    const given = givenCertificateRow(row);
+    const [outcome] = await this.executor.call('insertCertificates', [given]);
     if (outcome !== undefined && !outcome.ok) throw rebuildStoreError(outcome.error);
+    // Only a row inserted with another status than `good` is in the change log (the trigger's WHEN).
+    if (given.status !== 'good') this.wakeups.wake();
   }
 
   async getCertificate(serial: string, authorityKeyId: string): Promise<CertificateRecord | null> {
@@ -117,7 +123,9 @@ export class SqliteStore implements Store {
 
   async revokeCertificate(serial: string, authorityKeyId: string, reason: number): Promise<CertificateRecord> {
     checkReason(reason);
-    return await this.executor.call('revokeCertificate', serial, authorityKeyId, reason);
+    const record = await this.executor.call('revokeCertificate', serial, authorityKeyId, reason);
+    this.wakeups.wake();
+    return record;
   }
 
   async tidy(options: TidyOptions = {}): Promise<TidyResult> {
@@ -159,7 +167,7 @@ export class SqliteStore implements Store {
         changesAfter: (id, limit) => this.executor.call('changesAfter', id, limit),
       },
       onChange,
-      { ...options, pollIntervalMs: options.pollIntervalMs ?? SQLITE_POLL_MS },
+      { ...options, pollIntervalMs: options.pollIntervalMs ?? SQLITE_POLL_MS, subscribeWakeups: (wake) => this.wakeups.subscribe(wake) },
     );
     this.watches.add(watch);
     return {

@@ -409,6 +409,49 @@ export function describeStoreConformance(driver: string, open: StoreFactory): vo
         await store.close();
       }
     });
+    it("delivers the store's own status changes to its watches at once, without waiting for the poll", async () => {
+      const store = await open();
+      try {
+        const [first, second] = await Promise.all(
+          ['own-1.example', 'own-2.example'].map(async (name) => await store.recordCertificate({ certificate: issuer.leaf(name).pem, label: 'own' })),
+        );
+        const added = issuer.leaf('own-added.example');
+        const changes: CertificateChange[] = [];
+        let waiting: { count: number; resolve: () => void } | null = null;
+        const seen = (count: number) =>
+          new Promise<void>((resolve) => {
+            if (changes.length >= count) resolve();
+            else waiting = { count, resolve };
+          });
+        // A poll interval no test waits for: every change after the first poll must come from the
+        // store's own wake-up, or the test times out.
+        const watch = store.watchChanges(
+          (change) => {
+            changes.push(change);
+            if (waiting !== null && changes.length >= waiting.count) waiting.resolve();
+          },
+          { pollIntervalMs: 3_600_000, afterId: 0 },
+        );
+        try {
+          await store.revokeCertificate(first!.serial, first!.authorityKeyId, 1);
+          // Delivered by the first poll or by the wake-up; either way a poll ran after it committed.
+          await seen(1);
+          await store.revokeCertificate(second!.serial, second!.authorityKeyId, 4);
+          await seen(2);
+          await store.insertCertificate({ serial: serialToDecimal(added.serialHex), authorityKeyId: issuer.akiHex, status: 'revoked', reason: 5, revokedAt: new Date(), expiry: added.notAfter, pem: added.pem });
+          await seen(3);
+        } finally {
+          await watch.close();
+        }
+        expect(changes.map((change) => [change.serial, change.reason])).toEqual([
+          [first!.serial, 1],
+          [second!.serial, 4],
+          [serialToDecimal(added.serialHex), 5],
+        ]);
+      } finally {
+        await store.close();
+      }
+    });
   });
 
   describe(`${driver}: close`, () => {
