@@ -284,7 +284,9 @@ beforeAll(async () => {
       { name: 'Modern', weight: 5, hash_algo: 'SHA2', key_algo: 'ECDSA256', keystore: 'modern.pem' },
     ]),
   );
-  const common = (name: string): string[] => ['--port', '0', '--data-dir', join(workDir, name), '--workers', '1', '--loglevel', 'warn'];
+  // One process each: the intermediates a server learns (supplied or fetched over AIA) stay in the
+  // process that learned them, and the AIA tests count fetches of one process's cache.
+  const common = (name: string): string[] => ['--port', '0', '--processes', '1', '--data-dir', join(workDir, name), '--workers', '1', '--loglevel', 'warn'];
   // The AIA and TLS fixtures listen on 127.0.0.1, which the SSRF guard refuses by default: `main` and
   // `embedded` allow it; `ranking` keeps the default and shows the refusal.
   const allowLoopback = ['--allow-private-networks'];

@@ -43,7 +43,9 @@ beforeAll(async () => {
   aiaBase = `http://127.0.0.1:${(aiaServer.address() as AddressInfo).port}`;
   main = await startCertsmith(
     // --allow-private-networks: the AIA server is on loopback, which the SSRF guard refuses by default.
-    ['--port', '0', '--workers', '1', '--loglevel', 'info', '--data-dir', scratch.path('data'), '--ca', ca.certFile, '--ca-key', ca.keyFile, '--allow-private-networks'],
+    // One process: the counts below are of one pool and one AIA cache (each serving process has its
+    // own); serve-processes.test.ts checks /metrics merging the processes.
+    ['--port', '0', '--processes', '1', '--workers', '1', '--loglevel', 'info', '--data-dir', scratch.path('data'), '--ca', ca.certFile, '--ca-key', ca.keyFile, '--allow-private-networks'],
     60_000,
   );
 });

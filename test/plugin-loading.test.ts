@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killAllCertsmith, parseLogLine } from './helpers/certsmith-process.js';
+import { killAllCertsmith, logLinesByProcess, parseLogLine } from './helpers/certsmith-process.js';
 import { createScratch, failedStart, makeRootCa, post, startServer, verifyCertificate } from './fixtures-issue.js';
 import type { OpensslCa, Scratch } from './fixtures-issue.js';
 import { TEST_PLUGINS, writeTestPlugins } from './fixtures-plugins.js';
@@ -64,14 +64,18 @@ describe('loading plugins', () => {
         },
         store: { healthy: true, driver: 'sqlite3' },
       });
-      const loaded = server.lines.map(parseLogLine).filter((line) => line?.['msg'] === 'signer loaded');
-      expect(loaded.map((line) => [line!['signer'], line!['resolvedFrom']])).toEqual([
-        ['default', 'path'],
-        ['cjs', 'path'],
-        ['pkg', 'config-dir'],
-        ['defined', 'config-dir'],
-        ['local', 'certsmith'],
-      ]);
+      // Every serving process loads the signers (serve --processes N: N groups of the same lines).
+      const loadedBy = logLinesByProcess(server.lines, (line) => line['msg'] === 'signer loaded');
+      expect(loadedBy.length).toBeGreaterThan(0);
+      for (const loaded of loadedBy) {
+        expect(loaded.map((line) => [line['signer'], line['resolvedFrom']])).toEqual([
+          ['default', 'path'],
+          ['cjs', 'path'],
+          ['pkg', 'config-dir'],
+          ['defined', 'config-dir'],
+          ['local', 'certsmith'],
+        ]);
+      }
       // The plugin's own log lines carry its label and name.
       expect(server.lines.map(parseLogLine).some((line) => line?.['msg'] === 'file signer ready' && line['signer'] === 'cjs')).toBe(true);
     } finally {

@@ -32,7 +32,9 @@ beforeAll(async () => {
   const intBundle = await writeExtendedBundle(TRUST_FILES.intBundle, [issuing.certificatePem], scratch.path('int-bundle.crt'));
   // prettier-ignore
   server = spawnCertsmith([
-    'serve', '--port', '0', '--workers', '0', '--config', config, '--data-dir', scratch.path('data'),
+    // One process: the test is about one serving process without threads (the pool gauges of
+    // several processes add up in /metrics).
+    'serve', '--port', '0', '--processes', '1', '--workers', '0', '--config', config, '--data-dir', scratch.path('data'),
     '--ca-bundle', caBundle, '--int-bundle', intBundle, '--metadata', TRUST_FILES.metadata,
   ]);
   url = LISTENING.exec(await server.waitForLine((line) => LISTENING.test(line), 30_000))![1]!;

@@ -123,3 +123,20 @@ export function parseLogLine(line: string): Record<string, unknown> | null {
     return null;
   }
 }
+
+/**
+ * The JSON log lines of `lines` that match `predicate`, grouped by the process that wrote them
+ * (`pid`; a server of one process writes none, its lines form one group), in order of first line.
+ * With `serve --processes N` every serving process logs its own start-up (config warnings, signers
+ * loaded), so a test of what one start-up logs checks each group.
+ */
+export function logLinesByProcess(lines: readonly string[], predicate: (line: Record<string, unknown>) => boolean): Array<Array<Record<string, unknown>>> {
+  const groups = new Map<unknown, Array<Record<string, unknown>>>();
+  for (const line of lines.map(parseLogLine)) {
+    if (line === null || !predicate(line)) continue;
+    const group = groups.get(line['pid']);
+    if (group === undefined) groups.set(line['pid'], [line]);
+    else group.push(line);
+  }
+  return [...groups.values()];
+}
