@@ -84,6 +84,7 @@ export function createServeLeader(options: ServeLeaderOptions): ServeLeader {
   let ownMetrics: ServerMetrics | null = null;
   let stopping = false;
   let restarts = 0;
+  let allListening = false;
   /** The store's servers of workers that exited: the store is closed after them. */
   const storeServersClosing: Promise<void>[] = [];
 
@@ -158,6 +159,11 @@ export function createServeLeader(options: ServeLeaderOptions): ServeLeader {
         if (stopping) break;
         state.ready = true;
         listener?.add(state.target);
+        // Once: scripts and benchmarks that need every process (not only the first answer) wait for it.
+        if (!allListening && ready().length === options.processes - 1) {
+          allListening = true;
+          running?.logger.info({ processes: options.processes, pids: [process.pid, ...ready().map((each) => each.pid)] }, 'every serving process listens');
+        }
         break;
       case 'failed':
         running?.logger.error({ worker: child.pid, reason: message.stderr.trim(), exitCode: message.exitCode }, 'a worker process could not start');
