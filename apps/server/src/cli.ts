@@ -108,10 +108,18 @@ async function serve(input: ServerOptionsInput): Promise<void> {
   }
   // The JSON log is written asynchronously: let the start-up lines out first, so the plain line
   // stays the last line of start-up (scripts wait for it).
-  await new Promise<void>((resolve) => server.logger.flush(() => resolve()));
-  process.stdout.write(`certsmith listening on ${server.url}\n`);
+  const announce = (): Promise<void> =>
+    new Promise((resolve) =>
+      server.logger.flush(() => {
+        process.stdout.write(`certsmith listening on ${server.url}\n`);
+        resolve();
+      }),
+    );
+  if (leader === undefined) await announce();
+  // With --processes N this process answers already; the line waits until every process listens,
+  // so that scripts and benchmarks waiting for it reach all of them.
+  else leader.started(server, () => void announce());
   restoreOptimisation?.();
-  leader?.started(server);
 
   const running = server;
   let stopping = false;

@@ -50,8 +50,12 @@ export interface ServeLeaderOptions {
 export interface ServeLeader {
   /** What this process's `startServer` gets: the shared listening socket, `/metrics` of every process, the pid in its log lines. */
   readonly serverOptions: Pick<StartServerOptions, 'connections' | 'metricsView' | 'logFields'>;
-  /** This process's server listens: fork the other processes. */
-  started(server: RunningServer): void;
+  /**
+   * This process's server listens (and answers): fork the other processes. `onStarted` is called
+   * once every process listens — or once one of the first ones has failed to start, so that what
+   * waits for it is not held by a process that is being replaced.
+   */
+  started(server: RunningServer, onStarted: () => void): void;
   /** End every worker process at once (a second signal). */
   kill(): void;
 }
@@ -85,6 +89,12 @@ export function createServeLeader(options: ServeLeaderOptions): ServeLeader {
   let stopping = false;
   let restarts = 0;
   let allListening = false;
+  let onStarted: (() => void) | null = null;
+  const announceStarted = (): void => {
+    const announce = onStarted;
+    onStarted = null;
+    announce?.();
+  };
   /** The store's servers of workers that exited: the store is closed after them. */
   const storeServersClosing: Promise<void>[] = [];
 
@@ -163,6 +173,7 @@ export function createServeLeader(options: ServeLeaderOptions): ServeLeader {
         if (!allListening && ready().length === options.processes - 1) {
           allListening = true;
           running?.logger.info({ processes: options.processes, pids: [process.pid, ...ready().map((each) => each.pid)] }, 'every serving process listens');
+          announceStarted();
         }
         break;
       case 'failed':
@@ -191,6 +202,7 @@ export function createServeLeader(options: ServeLeaderOptions): ServeLeader {
     collector.gone(child);
     // Its client is gone: the subscriptions it held end (the store stays open for the others).
     if (state.served !== null) storeServersClosing.push(state.served.close());
+    if (!state.ready) announceStarted();
     if (stopping) return;
     const logger = running?.logger;
     if (restarts >= MAX_RESTARTS) {
@@ -232,8 +244,9 @@ export function createServeLeader(options: ServeLeaderOptions): ServeLeader {
       },
       logFields: { pid: process.pid },
     },
-    started(server) {
+    started(server, whenStarted) {
       running = server;
+      onStarted = whenStarted;
       for (let index = 1; index < options.processes; index++) forkWorker();
     },
     kill() {

@@ -190,6 +190,8 @@ export async function runServeWorker(restoreOptimisation: () => void): Promise<v
     process.disconnect();
     return;
   }
+  // Its start-up lines first: the leader prints `certsmith listening on` once every process is ready.
+  await new Promise<void>((resolve) => server.logger.flush(() => resolve()));
   send({ type: 'listening' });
   restoreOptimisation();
 }
