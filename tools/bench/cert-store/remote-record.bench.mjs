@@ -5,7 +5,7 @@
  * recording in the process that owns it. Run `npx tsc -b tsconfig.json` first; through
  * `/work/bin/quiet` on the shared machine:
  *
- *   node tools/bench/cert-store/remote-record.bench.mjs [rounds=400] [batch=16] [workers=1,2] [loops=1] [paceMs=0]
+ *   node tools/bench/cert-store/remote-record.bench.mjs [rounds=400] [batch=16] [workers=1,2] [loops=1] [paceMs=0] [workUs=0] [groups=1]
  *
  * Each round records `batch` certificates in one turn (as concurrent newcerts finishing together
  * would) and waits for them; the row's fields are read from the certificate before timing (issuing
@@ -14,10 +14,15 @@
  * (on a VM, waking a sleeping process is a large part of a round trip's cost), and rounds that end
  * in the same turn travel together. With `paceMs` > 0 the rounds do not wait for each other: one
  * starts every `paceMs` (open loop, as requests arrive), e.g. `3000 2 1,2 1 1` ≈ 2,000 rows/s per
- * recorder. `BENCH_CHILD_ARGS='--cpu-prof …'` profiles the recorders. Modes: `direct` (the owner's own event loop records) and `remote xN`
+ * recorder. With `workUs` > 0 each round first spends that much CPU in a turn of its own (as a
+ * request signs before it records): closed-loop requests then finish at different times, as under
+ * HTTP load, instead of all in the turn their previous answers arrived — e.g. `1600 1 1,2 16 0 250`
+ * is 16 requests at once per recorder. `groups` is the client's `maxRecordGroupsInFlight` (group
+ * commit across the channel; `0`: no limit, every turn's records go at once, as before it).
+ * `BENCH_CHILD_ARGS='--cpu-prof …'` profiles the recorders. Modes: `direct` (the owner's own event loop records) and `remote xN`
  * (N forked processes record through `connectStore`, each `batch` a round, at once). Reported: CPU
  * per row of the owner process (its SQLite thread included) and of the recording processes, their
- * sum, round latency p50/p99, and the messages each way per round. IPC cost per row = the remote
+ * sum, round latency p50/p99, the messages each way per round and the rows per message sent. IPC cost per row = the remote
  * sum − direct. SQLite with `synchronous=FULL` on the machine's disk, a fresh file per mode.
  */
 import { execFileSync, fork } from 'node:child_process';
@@ -38,6 +43,33 @@ const batch = Number(process.argv[3] ?? 16);
 const workerCounts = (process.argv[4] ?? '1,2').split(',').map(Number);
 const loops = Number(process.argv[5] ?? 1);
 const paceMs = Number(process.argv[6] ?? 0);
+const workUs = Number(process.argv[7] ?? 0);
+const groups = Number(process.argv[8] ?? 1);
+
+/** Spend `us` µs of CPU on this thread, as signing a request would. */
+function work(us) {
+  const until = performance.now() + us / 1000;
+  // Bounded by the clock.
+  while (performance.now() < until);
+}
+
+const waitingForWork = [];
+/**
+ * Resolves after `us` µs of work done in a turn of its own: one request's work per turn, as
+ * requests that arrive one by one are signed (all of them in one `setImmediate` would be one turn,
+ * and their records one message, which HTTP load does not give).
+ */
+function workInOwnTurn(us) {
+  return new Promise((resolve) => {
+    waitingForWork.push(resolve);
+    if (waitingForWork.length === 1) setImmediate(pumpWork, us);
+  });
+}
+function pumpWork(us) {
+  work(us);
+  waitingForWork.shift()();
+  if (waitingForWork.length > 0) setImmediate(pumpWork, us);
+}
 
 /** `count` distinct certificates' row fields from one real certificate with other serials (the store does not verify). */
 function fieldsFrom(pem, count) {
@@ -53,7 +85,7 @@ function fieldsFrom(pem, count) {
 }
 
 /** Record `rounds` batches through `target`, `loops` sequences at once (or one every `paceMs`); returns round latencies in ms. */
-async function recordRounds(target, fields, rounds, batch, loops, paceMs = 0) {
+async function recordRounds(target, fields, rounds, batch, loops, paceMs = 0, workUs = 0) {
   const latencies = [];
   if (paceMs > 0) {
     const rounds_ = [];
@@ -74,6 +106,7 @@ async function recordRounds(target, fields, rounds, batch, loops, paceMs = 0) {
     // Bounded: each pass takes one round of the `rounds`.
     for (let round = next++; round < rounds; round = next++) {
       const started = performance.now();
+      if (workUs > 0) await workInOwnTurn(workUs);
       await Promise.all(fields.slice(round * batch, (round + 1) * batch).map((certificate) => target.recordCertificate({ certificate })));
       latencies.push(performance.now() - started);
     }
@@ -92,8 +125,13 @@ const cpuMs = (usage) => (usage.user + usage.system) / 1000;
 
 // ---- the recording process -------------------------------------------------------------------
 if (process.argv[2] === 'worker') {
-  const client = store.connectStore(store.ipcChannel(process), { driver: 'sqlite3' });
+  const maxRecordGroupsInFlight = Number(process.argv[3] ?? 1);
+  const client = store.connectStore(store.ipcChannel(process), {
+    driver: 'sqlite3',
+    maxRecordGroupsInFlight: maxRecordGroupsInFlight > 0 ? maxRecordGroupsInFlight : Number.MAX_SAFE_INTEGER,
+  });
   let sent = 0;
+  let sentCalls = 0;
   let received = 0;
   process.on('message', async (message) => {
     if (store.isStoreMessage(message)) {
@@ -108,16 +146,21 @@ if (process.argv[2] === 'worker') {
     await new Promise((resolve) => process.once('message', resolve));
     const originalSend = process.send.bind(process);
     process.send = (m, ...rest) => {
-      if (store.isStoreMessage(m)) sent += 1;
+      if (store.isStoreMessage(m)) {
+        sent += 1;
+        sentCalls += Array.isArray(m.calls) ? m.calls.length : 0;
+      }
       return originalSend(m, ...rest);
     };
     sent = 0;
+    sentCalls = 0;
     received = 0;
     const cpu = process.cpuUsage();
-    const latencies = await recordRounds(client, fields.slice(message.warmup), message.rounds, message.batch, message.loops, message.paceMs);
+    const latencies = await recordRounds(client, fields.slice(message.warmup), message.rounds, message.batch, message.loops, message.paceMs, message.workUs);
     const usage = process.cpuUsage(cpu);
     process.send = originalSend;
-    process.send({ type: 'done', cpuMs: cpuMs(usage), latencies, sent, received });
+    // The spin is the request's own work, not the store's: reported apart.
+    process.send({ type: 'done', cpuMs: cpuMs(usage) - (message.rounds * message.workUs) / 1000, latencies, sent, sentCalls, received });
   });
   process.send({ type: 'started' });
 } else {
@@ -147,7 +190,11 @@ function summary(name, rows, ownerCpu, clientCpu, latencies, messages) {
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'certsmith-bench-remote-'));
   const ca = JSON.parse(execFileSync('cfssl', ['gencert', '-initca', '-'], { input: JSON.stringify({ CN: 'Bench CA', key: { algo: 'ecdsa', size: 256 } }), encoding: 'utf8', stdio: ['pipe', 'pipe', 'ignore'] }));
-  console.log(`${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, Node ${process.version}; ${rounds} rounds of ${batch} records per recorder, ${paceMs > 0 ? `one round every ${paceMs} ms` : `${loops} at once`}`);
+  console.log(
+    `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, Node ${process.version}; ${rounds} rounds of ${batch} records per recorder, ` +
+      `${paceMs > 0 ? `one round every ${paceMs} ms` : `${loops} at once`}${workUs > 0 ? `, ${workUs} µs of work before each` : ''}; ` +
+      `record groups in flight: ${groups > 0 ? groups : 'no limit'} (recorders' CPU without the work)`,
+  );
   let directPerRow;
   try {
     // Direct: this process owns the store and records.
@@ -156,8 +203,8 @@ async function main() {
       const fields = fieldsFrom(ca.cert, 200 + rounds * batch);
       await Promise.all(fields.slice(0, 200).map((certificate) => direct.recordCertificate({ certificate })));
       const cpu = process.cpuUsage();
-      const latencies = await recordRounds(direct, fields.slice(200), rounds, batch, loops, paceMs);
-      const owner = cpuMs(process.cpuUsage(cpu));
+      const latencies = await recordRounds(direct, fields.slice(200), rounds, batch, loops, paceMs, workUs);
+      const owner = cpuMs(process.cpuUsage(cpu)) - (rounds * workUs) / 1000;
       await direct.close();
       directPerRow = summary('direct', rounds * batch, owner, 0, latencies, '');
     }
@@ -167,7 +214,7 @@ async function main() {
       const children = [];
       const servers = [];
       for (let i = 0; i < count; i += 1) {
-        const child = fork(fileURLToPath(import.meta.url), ['worker'], { serialization: 'advanced', env, execArgv: process.env.BENCH_CHILD_ARGS ? process.env.BENCH_CHILD_ARGS.split(' ') : [] });
+        const child = fork(fileURLToPath(import.meta.url), ['worker', String(groups)], { serialization: 'advanced', env, execArgv: process.env.BENCH_CHILD_ARGS ? process.env.BENCH_CHILD_ARGS.split(' ') : [] });
         await new Promise((resolve) => child.once('message', resolve));
         servers.push(store.serveStore(owner, store.ipcChannel(child)));
         children.push(child);
@@ -183,7 +230,7 @@ async function main() {
         });
       await Promise.all(children.map((child) => {
         const ready = next(child, 'ready');
-        child.send({ type: 'run', pem: ca.cert, warmup: 200, rounds, batch, loops, paceMs });
+        child.send({ type: 'run', pem: ca.cert, warmup: 200, rounds, batch, loops, paceMs, workUs });
         return ready;
       }));
       const done = children.map((child) => next(child, 'done'));
@@ -194,13 +241,14 @@ async function main() {
       const rows = rounds * batch * count;
       const sent = results.reduce((sum, r) => sum + r.sent, 0);
       const received = results.reduce((sum, r) => sum + r.received, 0);
+      const sentCalls = results.reduce((sum, r) => sum + r.sentCalls, 0);
       const perRow = summary(
         `remote x${count}`,
         rows,
         ownerCpu,
         results.reduce((sum, r) => sum + r.cpuMs, 0),
         results.flatMap((r) => r.latencies),
-        `messages/round: ${(sent / (rounds * count)).toFixed(2)} out, ${(received / (rounds * count)).toFixed(2)} back`,
+        `messages/round: ${(sent / (rounds * count)).toFixed(2)} out, ${(received / (rounds * count)).toFixed(2)} back; rows/message ${(sentCalls / sent).toFixed(1)}`,
       );
       console.log(`${''.padEnd(10)}  IPC cost ≈ ${((perRow - directPerRow) * 1000).toFixed(1)} µs CPU per row (remote sum − direct)`);
       for (const server of servers) await server.close();

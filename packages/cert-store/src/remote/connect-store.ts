@@ -3,7 +3,8 @@
  * to the process that owns the store ({@link serveStore}) — in `serve --processes N`, each worker
  * process's store. The store batches the rows of one event-loop turn into one transaction, so the
  * client keeps a turn together too: every call made in one turn travels as one message (flushed
- * with `setImmediate`, like the store's own batcher), and the owner starts them together.
+ * with `setImmediate`, like the store's own batcher), and the owner starts them together. Records
+ * also wait while a group of records is unanswered and then go together (`record-groups.ts`).
  *
  * A client never hangs: a channel that closes, or an owner that stopped, fails pending and new
  * calls with `StoreUnavailableError` (503 + `Retry-After`) for good. Otherwise two things are told
@@ -40,6 +41,7 @@ import type { Store } from '../store.js';
 import type { StoreChannel } from './store-channel.js';
 import { STORE_PROTOCOL_VERSION, isStoreMessage } from './store-protocol.js';
 import type { CallsMessage, ProtocolMethod, StoreCallMethod, WireCall, WireReply } from './store-protocol.js';
+import { DEFAULT_RECORD_GROUPS_IN_FLIGHT, RecordGroups } from './record-groups.js';
 import { errorFromWire } from './wire-errors.js';
 import type { WireError } from './wire-errors.js';
 import { fromWire, toWire } from './wire-values.js';
@@ -74,12 +76,20 @@ export interface ConnectStoreOptions {
   callTimeoutMs?: number;
   /** `retryAfterSeconds` of the 503s the client itself raises (default 1). */
   retryAfterSeconds?: number;
+  /**
+   * Messages of `recordCertificate` calls sent and not fully answered at most; records made
+   * meanwhile wait and go together when one is answered (group commit; default 1).
+   */
+  maxRecordGroupsInFlight?: number;
 }
 
 interface PendingCall {
   resolve: (value: unknown) => void;
   reject: (error: Error) => void;
-  /** `Date.now()` after which the call fails; 0 until it is sent, `Infinity` for {@link UNBOUNDED_CALLS}. */
+  /**
+   * `Date.now()` after which the call fails, counted from the call (a record waiting for its group
+   * counts too); `Infinity` for {@link UNBOUNDED_CALLS}.
+   */
   deadline: number;
 }
 
@@ -112,6 +122,7 @@ class RemoteStore implements Store {
   readonly #retryAfterSeconds: number;
   #nextId = 1;
   #queue: WireCall[] = [];
+  readonly #records: RecordGroups;
   #flushScheduled = false;
   /** In send order: the first entry is the oldest call still waiting. */
   readonly #pending = new Map<number, PendingCall>();
@@ -138,6 +149,7 @@ class RemoteStore implements Store {
     this.#channel = channel;
     this.#timeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
     this.#retryAfterSeconds = options.retryAfterSeconds ?? 1;
+    this.#records = new RecordGroups(options.maxRecordGroupsInFlight ?? DEFAULT_RECORD_GROUPS_IN_FLIGHT, () => this.#scheduleFlush());
     this.#detach.push(channel.onMessage((message) => this.#receive(message)));
     const stopClose = channel.onClose?.(() => this.#fail('the channel to the certificate store closed'));
     if (stopClose !== undefined) this.#detach.push(stopClose);
@@ -269,29 +281,42 @@ class RemoteStore implements Store {
     if (refusal !== null) return Promise.reject(this.#unavailable(refusal));
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject, deadline: 0 });
-      this.#queue.push({ id, method, args: args.map(toWire) });
-      if (!this.#flushScheduled) {
-        this.#flushScheduled = true;
-        setImmediate(() => this.#flush());
+      // Deadlines in call order, so the ticker's oldest-first scan can stop at the first in time.
+      this.#pending.set(id, { resolve, reject, deadline: UNBOUNDED_CALLS.has(method) ? Infinity : Date.now() + this.#timeoutMs });
+      const call: WireCall = { id, method, args: args.map(toWire) };
+      if (method === 'recordCertificate') {
+        this.#records.hold(call);
+        // A record that must wait for a group in flight is sent when that group is answered.
+        if (this.#records.canSend) this.#scheduleFlush();
+      } else {
+        this.#queue.push(call);
+        this.#scheduleFlush();
       }
+      this.#watchDeadlines();
     });
+  }
+
+  #scheduleFlush(): void {
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    setImmediate(() => this.#flush());
   }
 
   #flush(): void {
     this.#flushScheduled = false;
-    const calls = this.#queue;
+    if (this.#failure !== null) return;
+    const records = this.#records.take((id) => this.#pending.has(id));
+    const calls = records.length === 0 ? this.#queue : [...this.#queue, ...records];
     if (calls.length === 0) return;
     this.#queue = [];
-    const now = Date.now();
-    // Silence counts from when the client starts waiting, not from an answer long ago.
-    if (this.#ticker === null) this.#lastHeard = Math.max(this.#lastHeard, now);
-    const deadline = now + this.#timeoutMs;
-    for (const call of calls) {
-      const pending = this.#pending.get(call.id);
-      if (pending !== undefined) pending.deadline = UNBOUNDED_CALLS.has(call.method) ? Infinity : deadline;
-    }
     this.#sendCalls(calls);
+  }
+
+  /** A call waits: keep its deadline and the owner's liveness in view. */
+  #watchDeadlines(): void {
+    // Silence counts from when the client starts waiting (as the call's deadline does), not from
+    // an answer long ago.
+    if (this.#ticker === null) this.#lastHeard = Math.max(this.#lastHeard, Date.now());
     this.#startTicker();
   }
 
@@ -331,6 +356,7 @@ class RemoteStore implements Store {
     const pending = this.#pending.get(id);
     if (pending === undefined) return undefined;
     this.#pending.delete(id);
+    this.#records.settled(id);
     if (this.#pending.size === 0 && this.#idleWaiters.length > 0) {
       const waiters = this.#idleWaiters;
       this.#idleWaiters = [];
@@ -376,11 +402,11 @@ class RemoteStore implements Store {
       this.#rejectAll(this.#unresponsive);
       if (first) this.#reportToWatches(this.#unresponsive);
     }
-    // Calls past their deadline, oldest first: they were sent in order, so the first one still in
-    // time ends the search (unbounded ones are passed over, unsent ones come last).
+    // Calls past their deadline, oldest first: deadlines follow call order, so the first one still
+    // in time ends the search (unbounded ones are passed over).
     for (const [id, pending] of this.#pending) {
       if (pending.deadline === Infinity) continue;
-      if (pending.deadline === 0 || pending.deadline > now) break;
+      if (pending.deadline > now) break;
       this.#settle(id)?.reject(this.#unavailable(`the certificate store did not answer within ${this.#timeoutMs} ms`));
     }
     const waiting = this.#pending.size > 0 || this.#unresponsive !== null;
@@ -397,6 +423,7 @@ class RemoteStore implements Store {
     if (this.#failure !== null) return;
     this.#failure = reason;
     this.#queue = [];
+    this.#records.clear();
     this.#rejectAll(reason);
     this.#reportToWatches(reason);
     this.#stopTicker();
@@ -404,6 +431,7 @@ class RemoteStore implements Store {
 
   #rejectAll(reason: string): void {
     this.#queue = [];
+    this.#records.clear();
     for (const id of [...this.#pending.keys()]) this.#settle(id)?.reject(this.#unavailable(reason));
   }
 

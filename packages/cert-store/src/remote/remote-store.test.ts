@@ -6,7 +6,7 @@ import type { MessagePort } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
 import { serialToDecimal } from '../certificate-row.js';
 import { CertificateNotFoundError, InvalidStoreRequestError, StoreClosedError, StoreError, StoreUnavailableError } from '../errors.js';
-import type { CertificateChange, ChangeSubscription } from '../model.js';
+import type { CertificateChange, CertificateRecord, ChangeSubscription, RecordCertificateInput } from '../model.js';
 import { openStore } from '../open-store.js';
 import type { Store } from '../store.js';
 import { testIssuer } from '../test-support/certificates.js';
@@ -16,6 +16,7 @@ import { serveStore } from './serve-store.js';
 import type { StoreServer } from './serve-store.js';
 import { messagePortChannel } from './store-channel.js';
 import type { StoreChannel } from './store-channel.js';
+import type { WireCall } from './store-protocol.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'certsmith-remote-store-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -215,6 +216,137 @@ describe('connectStore: batching', () => {
       await pair.client.ping();
       expect(pair.clientChannel.sent).toHaveLength(3);
     } finally {
+      await pair.closeAll();
+    }
+  });
+  /** An owner whose `recordCertificate` waits at a gate the test opens, while everything else answers. */
+  async function gatedPair(options: { callTimeoutMs?: number; failing?: (input: RecordCertificateInput) => Error | null } = {}) {
+    const owner = await openStore({ driver: 'sqlite3', dataSource: nextFile() });
+    let gate: Promise<void> = Promise.resolve();
+    let open: () => void = () => undefined;
+    const received: number[] = [];
+    const gated = overriding(owner, {
+      recordCertificate: async (input) => {
+        received.push(1);
+        await gate;
+        const error = options.failing?.(input) ?? null;
+        if (error !== null) throw error;
+        return await owner.recordCertificate(input);
+      },
+    });
+    const pair = await connectedPair(gated, options);
+    return {
+      pair,
+      received,
+      close: () => {
+        gate = new Promise<void>((resolve) => (open = resolve));
+      },
+      open: () => open(),
+      /** The record calls of each message the client sent, in order. */
+      recordMessages: () =>
+        pair.clientChannel.sent
+          .map((message) => (message as { calls?: WireCall[] }).calls?.filter((call) => call.method === 'recordCertificate').length ?? 0)
+          .filter((count) => count > 0),
+    };
+  }
+
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('sends a record at once when none is in flight (nothing is gathered while idle)', async () => {
+    const { pair, recordMessages } = await gatedPair();
+    try {
+      const issuer = testIssuer('Idle Record CA');
+      const recorded = pair.client.recordCertificate({ certificate: issuer.leaf('idle.example').pem });
+      await turn();
+      expect(recordMessages()).toEqual([1]);
+      await recorded;
+      // The next one, made after the answer, goes in its own turn too.
+      const next = pair.client.recordCertificate({ certificate: issuer.leaf('idle2.example').pem });
+      await turn();
+      expect(recordMessages()).toEqual([1, 1]);
+      await next;
+    } finally {
+      await pair.closeAll();
+    }
+  });
+
+  it('gathers the records made while a group is unanswered into one message, sent when it is answered; reads do not wait', async () => {
+    const gated = await gatedPair();
+    const { pair, recordMessages } = gated;
+    try {
+      const issuer = testIssuer('Group Commit CA');
+      gated.close();
+      const first = pair.client.recordCertificate({ certificate: issuer.leaf('first.example').pem });
+      await untilTrue(() => gated.received.length === 1);
+      // Ten records, each made in a turn of its own, while the first group is in the owner's hands.
+      const later: Array<Promise<CertificateRecord>> = [];
+      for (let i = 0; i < 10; i += 1) {
+        later.push(pair.client.recordCertificate({ certificate: issuer.leaf(`later${i}.example`).pem }));
+        await turn();
+      }
+      expect(recordMessages()).toEqual([1]);
+      // A read goes in its turn's message, not behind the group.
+      await expect(pair.client.countCertificates()).resolves.toEqual([]);
+      gated.open();
+      const firstRecord = await first;
+      const records = await Promise.all(later);
+      expect(recordMessages()).toEqual([1, 10]);
+      // A record that resolved is in the store for every later read.
+      await expect(pair.client.getCertificate(records[9]!.serial, records[9]!.authorityKeyId)).resolves.toMatchObject({ serial: records[9]!.serial });
+      await expect(pair.client.getCertificate(firstRecord.serial, firstRecord.authorityKeyId)).resolves.not.toBeNull();
+    } finally {
+      gated.open();
+      await pair.closeAll();
+    }
+  });
+
+  it('fails only the calls of a group the owner fails, and sends the next group', async () => {
+    const issuer = testIssuer('Group Failure CA');
+    const doomed = issuer.leaf('doomed.example');
+    const gated = await gatedPair({
+      // The owner gets the row's fields, read by the client (see connect-store.ts).
+      failing: (input) => ((input.certificate as { serial?: string }).serial === serialToDecimal(doomed.serialHex) ? new StoreUnavailableError('database down') : null),
+    });
+    const { pair, recordMessages } = gated;
+    try {
+      gated.close();
+      const failed = rejection(pair.client.recordCertificate({ certificate: doomed.pem }));
+      await untilTrue(() => gated.received.length === 1);
+      const later = [pair.client.recordCertificate({ certificate: issuer.leaf('ok1.example').pem })];
+      await turn();
+      later.push(pair.client.recordCertificate({ certificate: issuer.leaf('ok2.example').pem }));
+      gated.open();
+      expect(await failed).toMatchObject({ code: 503, message: 'database down' });
+      expect((await Promise.all(later)).map((record) => record.status)).toEqual(['good', 'good']);
+      expect(recordMessages()).toEqual([1, 2]);
+    } finally {
+      gated.open();
+      await pair.closeAll();
+    }
+  });
+
+  it('fails a record waiting behind an unanswered group at its own deadline, and the next ones go once the group is answered', async () => {
+    const gated = await gatedPair({ callTimeoutMs: 200 });
+    const { pair, recordMessages } = gated;
+    try {
+      const issuer = testIssuer('Group Timeout CA');
+      gated.close();
+      const stuck = rejection(pair.client.recordCertificate({ certificate: issuer.leaf('stuck.example').pem }));
+      await untilTrue(() => gated.received.length === 1);
+      const waiting = rejection(pair.client.recordCertificate({ certificate: issuer.leaf('waiting.example').pem }));
+      // The owner is alive (it answers probes and reads); the record calls fail alone at their deadlines.
+      for (const error of await Promise.all([stuck, waiting])) {
+        expect(error).toBeInstanceOf(StoreUnavailableError);
+        expect(error.message).toBe('the certificate store did not answer within 200 ms');
+      }
+      // The first group's timeout freed its place: the waiting record went then (and timed out there too).
+      expect(recordMessages()).toEqual([1, 1]);
+      await expect(pair.client.ping()).resolves.toBeUndefined();
+      gated.open();
+      await expect(pair.client.recordCertificate({ certificate: issuer.leaf('after.example').pem })).resolves.toMatchObject({ status: 'good' });
+      expect(recordMessages()).toEqual([1, 1, 1]);
+    } finally {
+      gated.open();
       await pair.closeAll();
     }
   });
