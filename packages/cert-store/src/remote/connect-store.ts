@@ -124,7 +124,7 @@ class RemoteStore implements Store {
   #queue: WireCall[] = [];
   readonly #records: RecordGroups;
   #flushScheduled = false;
-  /** In send order: the first entry is the oldest call still waiting. */
+  /** In call order: the first entry is the oldest call still waiting. */
   readonly #pending = new Map<number, PendingCall>();
   readonly #watches = new Map<number, RemoteWatch>();
   /** Checks deadlines and the owner's liveness while calls wait (one timer, not one per call). */
