@@ -44,9 +44,7 @@ beforeAll(async () => {
   scratch = await createScratch('slow-clients');
   server = await startCertsmith(
     [
-      // One process: --max-connections bounds the connections of each serving process, and the test
-      // counts them for one.
-      '--port', '0', '--processes', '1', '--workers', '1', '--loglevel', 'warn', '--data-dir', scratch.path('data'),
+      '--port', '0', '--workers', '1', '--loglevel', 'warn', '--data-dir', scratch.path('data'),
       '--headers-timeout', String(HEADERS_TIMEOUT_MS), '--body-timeout', String(BODY_TIMEOUT_MS), '--max-connections', String(MAX_CONNECTIONS),
     ],
     60_000,
