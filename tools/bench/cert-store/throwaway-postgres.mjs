@@ -25,6 +25,21 @@ const freePort = () =>
     });
   });
 
+/**
+ * Clusters started and not stopped yet: stopped when the process exits however it exits (a benchmark
+ * ended by SIGTERM or a thrown error must not leave a PostgreSQL server behind).
+ */
+const running = new Set();
+process.once('exit', () => {
+  for (const stop of [...running]) {
+    try {
+      stop();
+    } catch {
+      // Exiting anyway; the next stop is still tried.
+    }
+  }
+});
+
 /** Start a cluster; returns `{ dataSource(db), createDatabase(db), stop() }`. */
 export async function startThrowawayPostgres() {
   const bin = binDir();
@@ -40,12 +55,14 @@ export async function startThrowawayPostgres() {
   const port = await freePort();
   run('pg_ctl', ['-D', join(base, 'data'), '-l', join(base, 'log'), '-o', `-p ${port} -k ${base} -c listen_addresses=127.0.0.1`, '-w', 'start']);
   const stop = () => {
+    running.delete(stop);
     try {
       run('pg_ctl', ['-D', join(base, 'data'), '-m', 'fast', '-w', 'stop']);
     } finally {
       rmSync(base, { recursive: true, force: true });
     }
   };
+  running.add(stop);
   return {
     createDatabase(name) {
       run('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-c', `CREATE DATABASE ${name}`]);
