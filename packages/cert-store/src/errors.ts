@@ -104,10 +104,18 @@ const errorClasses: Record<string, new (message: string) => CertsmithError> = {
   InvalidStoreRequestError,
 };
 
+/**
+ * The store's error class named `name` whose constructor takes the message alone, or `undefined`:
+ * how an error that crossed a thread or process boundary by name becomes its class again.
+ */
+export function storeErrorClass(name: string): (new (message: string) => CertsmithError) | undefined {
+  return Object.hasOwn(errorClasses, name) ? errorClasses[name] : undefined;
+}
+
 /** Rebuild a store error that crossed a thread boundary as `{ code, name, message }`. */
 export function rebuildStoreError(payload: { code: number; name: string; message: string }): Error {
   if (payload.name === 'StoreUnavailableError') return new StoreUnavailableError(payload.message);
-  const ErrorClass = errorClasses[payload.name];
+  const ErrorClass = storeErrorClass(payload.name);
   if (ErrorClass !== undefined) return new ErrorClass(payload.message);
   if (payload.code > 0) return new CertsmithError(payload.code, payload.message);
   const error = new Error(payload.message);

@@ -7,16 +7,7 @@
  * (a driver error object may carry a connection string) nor the stack.
  */
 import { CertsmithError } from '@certsmith/x509-core';
-import {
-  CertificateNotFoundError,
-  DbConfigError,
-  InvalidStoreRequestError,
-  RecordInsertError,
-  SchemaError,
-  StoreClosedError,
-  StoreError,
-  StoreUnavailableError,
-} from '../errors.js';
+import { StoreClosedError, StoreUnavailableError, storeErrorClass } from '../errors.js';
 
 /** An error as it crosses the channel. */
 export interface WireError {
@@ -27,16 +18,6 @@ export interface WireError {
   /** Of a 503 that says when to retry. */
   retryAfterSeconds?: number;
 }
-
-/** The store's error classes whose constructor takes the message alone. */
-const MESSAGE_CLASSES: Record<string, new (message: string) => CertsmithError> = {
-  StoreError,
-  RecordInsertError,
-  CertificateNotFoundError,
-  DbConfigError,
-  SchemaError,
-  InvalidStoreRequestError,
-};
 
 /** `error` as plain data. */
 export function errorToWire(error: unknown): WireError {
@@ -57,7 +38,7 @@ export function errorFromWire(wire: WireError): Error {
     return new StoreUnavailableError(wire.message, wire.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: wire.retryAfterSeconds });
   }
   if (wire.name === 'StoreClosedError') return new StoreClosedError();
-  const ErrorClass = MESSAGE_CLASSES[wire.name];
+  const ErrorClass = storeErrorClass(wire.name);
   if (ErrorClass !== undefined) return new ErrorClass(wire.message);
   const error = wire.code > 0 ? new CertsmithError(wire.code, wire.message) : new Error(wire.message);
   error.name = wire.name;
