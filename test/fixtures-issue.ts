@@ -81,6 +81,26 @@ export async function makeIntermediateCa(scratch: Scratch, name: string, issuer:
   return { name, certFile, keyFile, certificatePem: await readFile(certFile, 'utf8') };
 }
 
+/**
+ * A leaf (ECDSA P-256) for `commonName` signed by `issuer`, with `extensions` (openssl x509 -extfile
+ * syntax, e.g. `extendedKeyUsage=clientAuth`): TLS server and client certificates for the tests.
+ */
+export async function makeLeaf(
+  scratch: Scratch,
+  issuer: OpensslCa,
+  name: string,
+  commonName: string,
+  extensions: string,
+): Promise<{ certFile: string; keyFile: string; cert: string; key: string }> {
+  const keyFile = scratch.path(`${name}-key.pem`);
+  const certFile = scratch.path(`${name}.pem`);
+  const csrFile = scratch.path(`${name}.csr`);
+  const extFile = await scratch.write(`${name}.ext`, extensions);
+  await openssl(['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', keyFile, '-out', csrFile, '-subj', `/CN=${commonName}`]);
+  await openssl(['x509', '-req', '-in', csrFile, '-CA', issuer.certFile, '-CAkey', issuer.keyFile, '-set_serial', `0x${Math.floor(Math.random() * 1e9).toString(16)}`, '-days', '2', '-extfile', extFile, '-out', certFile]);
+  return { certFile, keyFile, cert: await readFile(certFile, 'utf8'), key: await readFile(keyFile, 'utf8') };
+}
+
 /** A CSR (ECDSA P-256 unless `keyArgs` say otherwise) for `/CN=<commonName>`. */
 export async function makeCsr(scratch: Scratch, name: string, commonName: string, keyArgs = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256']): Promise<{ csrFile: string; csrPem: string }> {
   const csrFile = scratch.path(`${name}.csr`);

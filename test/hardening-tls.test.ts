@@ -6,13 +6,12 @@
  * (newcert/sign answer 400 `authentication required`, authsign keeps issuing). Certificates are made
  * by openssl and issued certificates checked with `openssl verify`.
  */
-import { readFile } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
 import type { RequestOptions } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAllCertsmith, spawnCertsmith } from './helpers/certsmith-process.js';
 import type { CertsmithProcess } from './helpers/certsmith-process.js';
-import { TLS_USAGES, authenticatedRequest, createScratch, makeCsr, makeRootCa, openssl, post, startServer, verifyCertificate } from './fixtures-issue.js';
+import { TLS_USAGES, authenticatedRequest, createScratch, makeCsr, makeLeaf, makeRootCa, post, startServer, verifyCertificate } from './fixtures-issue.js';
 import type { Envelope, OpensslCa, Scratch } from './fixtures-issue.js';
 
 const AUTH_KEY = '00112233445566778899aabbccddeeff';
@@ -28,24 +27,13 @@ let goodClient: { cert: string; key: string };
 let badCnClient: { cert: string; key: string };
 let foreignClient: { cert: string; key: string };
 
-/** A leaf for `commonName` signed by `issuer`, with `extensions` (openssl x509 -extfile syntax). */
-async function makeLeaf(issuer: OpensslCa, name: string, commonName: string, extensions: string): Promise<{ certFile: string; keyFile: string; cert: string; key: string }> {
-  const keyFile = scratch.path(`${name}-key.pem`);
-  const certFile = scratch.path(`${name}.pem`);
-  const csrFile = scratch.path(`${name}.csr`);
-  const extFile = await scratch.write(`${name}.ext`, extensions);
-  await openssl(['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', keyFile, '-out', csrFile, '-subj', `/CN=${commonName}`]);
-  await openssl(['x509', '-req', '-in', csrFile, '-CA', issuer.certFile, '-CAkey', issuer.keyFile, '-set_serial', `0x${Math.floor(Math.random() * 1e9).toString(16)}`, '-days', '2', '-extfile', extFile, '-out', certFile]);
-  return { certFile, keyFile, cert: await readFile(certFile, 'utf8'), key: await readFile(keyFile, 'utf8') };
-}
-
 beforeAll(async () => {
   scratch = await createScratch('hardening-tls');
   [tlsCa, issuingCa, otherCa] = await Promise.all([makeRootCa(scratch, 'tls-ca'), makeRootCa(scratch, 'issuing'), makeRootCa(scratch, 'other')]);
-  serverCert = await makeLeaf(tlsCa, 'server', 'localhost', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
-  goodClient = await makeLeaf(tlsCa, 'client-good', 'ops-client-7', 'extendedKeyUsage=clientAuth\n');
-  badCnClient = await makeLeaf(tlsCa, 'client-bad', 'mallory', 'extendedKeyUsage=clientAuth\n');
-  foreignClient = await makeLeaf(otherCa, 'client-foreign', 'ops-client-8', 'extendedKeyUsage=clientAuth\n');
+  serverCert = await makeLeaf(scratch, tlsCa, 'server', 'localhost', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
+  goodClient = await makeLeaf(scratch, tlsCa, 'client-good', 'ops-client-7', 'extendedKeyUsage=clientAuth\n');
+  badCnClient = await makeLeaf(scratch, tlsCa, 'client-bad', 'mallory', 'extendedKeyUsage=clientAuth\n');
+  foreignClient = await makeLeaf(scratch, otherCa, 'client-foreign', 'ops-client-8', 'extendedKeyUsage=clientAuth\n');
 });
 
 afterAll(async () => {

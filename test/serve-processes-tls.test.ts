@@ -4,13 +4,12 @@
  * the second process before any TLS byte is read, so each process runs the handshake of the
  * connections it serves — with the same certificate, client CA and CN check as one process.
  */
-import { readFile } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
 import type { RequestOptions } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAllCertsmith, parseLogLine, spawnCertsmith } from './helpers/certsmith-process.js';
 import type { CertsmithProcess } from './helpers/certsmith-process.js';
-import { createScratch, makeRootCa, openssl } from './fixtures-issue.js';
+import { createScratch, makeLeaf, makeRootCa } from './fixtures-issue.js';
 import type { OpensslCa, Scratch } from './fixtures-issue.js';
 import { within } from './helpers/within.js';
 
@@ -23,17 +22,6 @@ let server: CertsmithProcess;
 let url: string;
 let goodClient: { cert: string; key: string };
 let badCnClient: { cert: string; key: string };
-
-/** A leaf for `commonName` signed by `issuer`, with `extensions` (openssl x509 -extfile syntax). */
-async function makeLeaf(issuer: OpensslCa, name: string, commonName: string, extensions: string): Promise<{ certFile: string; keyFile: string; cert: string; key: string }> {
-  const keyFile = scratch.path(`${name}-key.pem`);
-  const certFile = scratch.path(`${name}.pem`);
-  const csrFile = scratch.path(`${name}.csr`);
-  const extFile = await scratch.write(`${name}.ext`, extensions);
-  await openssl(['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', keyFile, '-out', csrFile, '-subj', `/CN=${commonName}`]);
-  await openssl(['x509', '-req', '-in', csrFile, '-CA', issuer.certFile, '-CAkey', issuer.keyFile, '-set_serial', `0x${Math.floor(Math.random() * 1e9).toString(16)}`, '-days', '2', '-extfile', extFile, '-out', certFile]);
-  return { certFile, keyFile, cert: await readFile(certFile, 'utf8'), key: await readFile(keyFile, 'utf8') };
-}
 
 /** One request over HTTPS on a connection of its own (so the connections alternate between the processes). */
 function request(path: string, options: RequestOptions = {}): Promise<{ status: number; text: string }> {
@@ -55,9 +43,9 @@ const listeningPids = (): Set<unknown> => new Set(logs().filter((line) => line['
 beforeAll(async () => {
   scratch = await createScratch('serve-processes-tls');
   [tlsCa, issuingCa] = await Promise.all([makeRootCa(scratch, 'tls-ca'), makeRootCa(scratch, 'issuing')]);
-  const serverCert = await makeLeaf(tlsCa, 'server', 'localhost', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
-  goodClient = await makeLeaf(tlsCa, 'client-good', 'ops-client-7', 'extendedKeyUsage=clientAuth\n');
-  badCnClient = await makeLeaf(tlsCa, 'client-bad', 'mallory', 'extendedKeyUsage=clientAuth\n');
+  const serverCert = await makeLeaf(scratch, tlsCa, 'server', 'localhost', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
+  goodClient = await makeLeaf(scratch, tlsCa, 'client-good', 'ops-client-7', 'extendedKeyUsage=clientAuth\n');
+  badCnClient = await makeLeaf(scratch, tlsCa, 'client-bad', 'mallory', 'extendedKeyUsage=clientAuth\n');
   server = spawnCertsmith([
     'serve', '--processes', '2', '--port', '0', '--loglevel', 'info', '--no-store', '--data-dir', scratch.path('data'),
     '--tls-cert', serverCert.certFile, '--tls-key', serverCert.keyFile, '--mutual-tls-ca', tlsCa.certFile, '--mutual-tls-cn', '^ops-client-[0-9]+$',
