@@ -164,15 +164,25 @@ async function probeAvailability(client, path, body) {
  * @param {Array<{ key: string, server: import('./servers.mjs').RunningServer, client: import('undici').Pool }>} targets
  */
 async function measureCell(targets, { path, bodies, concurrency, durationMs, warmupMs, rounds, intervalMs = 0, beforeRound }) {
+  return alternateRounds(targets, { durationMs, warmupMs, rounds, beforeRound }, (target, ms) =>
+    runRound({ client: target.client, path, bodies, concurrency, durationMs: ms, pid: target.server.pid, intervalMs })
+  );
+}
+
+/**
+ * The rounds of a cell: `measure(target, warmupMs)` untimed on each target, then `rounds` timed
+ * rounds of `durationMs`, alternating which target goes first; each target's rounds summarised.
+ */
+async function alternateRounds(targets, { durationMs, warmupMs, rounds, beforeRound }, measure) {
   const perTarget = Object.fromEntries(targets.map((t) => [t.key, []]));
   for (const target of targets) {
-    if (warmupMs > 0) await runRound({ client: target.client, path, bodies, concurrency, durationMs: warmupMs, pid: target.server.pid, intervalMs });
+    if (warmupMs > 0) await measure(target, warmupMs);
   }
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? targets : [...targets].reverse();
     for (const target of order) {
       await beforeRound?.(target);
-      perTarget[target.key].push(await runRound({ client: target.client, path, bodies, concurrency, durationMs, pid: target.server.pid, intervalMs }));
+      perTarget[target.key].push(await measure(target, durationMs));
     }
   }
   return Object.fromEntries(Object.entries(perTarget).map(([key, list]) => [key, { available: true, ...summarise(list), rounds: list }]));
@@ -192,13 +202,9 @@ async function measureCellWithWrk(servers, { path, body, concurrency, durationMs
   const script = join(workDir, `wrk-${path.split('/').at(-1)}.lua`);
   writeFileSync(script, wrkPostScript(path, body));
   const targets = ['certsmith', 'cfssl'].map((key) => ({ key, server: servers[key] }));
-  const round = (target, ms) => runWrkRound({ url: target.server.url, script, concurrency, durationMs: ms, pid: target.server.pid });
-  for (const target of targets) if (warmupMs > 0) await round(target, warmupMs);
-  const perTarget = { certsmith: [], cfssl: [] };
-  for (let index = 0; index < rounds; index++) {
-    for (const target of index % 2 === 0 ? targets : [...targets].reverse()) perTarget[target.key].push(await round(target, durationMs));
-  }
-  return Object.fromEntries(Object.entries(perTarget).map(([key, list]) => [key, { available: true, ...summarise(list), rounds: list }]));
+  return alternateRounds(targets, { durationMs, warmupMs, rounds }, (target, ms) =>
+    runWrkRound({ url: target.server.url, script, concurrency, durationMs: ms, pid: target.server.pid })
+  );
 }
 
 /**
