@@ -164,6 +164,34 @@ export async function runRound({ client, path, bodies, concurrency, durationMs, 
 }
 
 /**
+ * The rounds of a cell on several targets: `measure(target, warmupMs)` untimed on each target, then
+ * `rounds` timed rounds of `durationMs`, alternating which target goes first from round to round;
+ * `beforeRound(target)` runs before each timed round. Each target's rounds are summarised
+ * ({@link summarise}), with its warm-up's own result beside them (`warmup`, `null` without one: the
+ * store cells count the certificates it returned).
+ *
+ * @template {{ key: string }} T
+ * @param {T[]} targets
+ * @param {{ durationMs: number, warmupMs: number, rounds: number, beforeRound?: (target: T) => Promise<void> }} options
+ * @param {(target: T, durationMs: number) => Promise<RoundResult>} measure
+ */
+export async function alternateRounds(targets, { durationMs, warmupMs, rounds, beforeRound }, measure) {
+  const perTarget = Object.fromEntries(targets.map((t) => [t.key, []]));
+  const warmups = {};
+  for (const target of targets) warmups[target.key] = warmupMs > 0 ? await measure(target, warmupMs) : null;
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? targets : [...targets].reverse();
+    for (const target of order) {
+      await beforeRound?.(target);
+      perTarget[target.key].push(await measure(target, durationMs));
+    }
+  }
+  return Object.fromEntries(
+    Object.entries(perTarget).map(([key, list]) => [key, { available: true, ...summarise(list), warmup: warmups[key], rounds: list }])
+  );
+}
+
+/**
  * Summarise rounds: medians of req/s and of each round's percentiles (robust to one disturbed
  * round), errors summed, RSS as the peak over all rounds.
  *

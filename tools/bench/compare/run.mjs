@@ -20,7 +20,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { createClient, median, post, probeLatency, runRound, summarise } from './load.mjs';
+import { alternateRounds, createClient, median, post, probeLatency, runRound, summarise } from './load.mjs';
 import { ALL_OPS, BUNDLE_PATH, HEALTH_UNDER_LOAD, KEY_POOL, LOAD_OPERATIONS, NEWCERT_PATH, bundleBody, newcertBody, prefilterRealIntermediates } from './operations.mjs';
 import { createSignerCa, generateBenchPki, generateIntermediates, splitPemCertificates, writeTrustFiles } from './pki.mjs';
 import {
@@ -55,6 +55,8 @@ const USAGE = `usage: node tools/bench/compare/run.mjs [options]
   --rounds N           timed rounds per server and cell (default 3, quick 2)
   --duration S         seconds per round (default 4, quick 1; RSA rounds run 2×)
   --warmup S           seconds of untimed warm-up per server and cell (default 2, quick 0.3)
+  --settle S           more untimed load per server before an operation's first cell, on a freshly
+                       started server (default 3, quick 0): node needs ≈3 s of load to optimise
   --candidates N       real intermediates offered to the cfssl pre-filter (default all, quick 400)
   --starts N           start-ups measured per server (default 5, quick 2)
   --pool-extra N       generated intermediates for pool-size (default 12000)
@@ -78,6 +80,7 @@ function readOptions(argv) {
       rounds: { type: 'string' },
       duration: { type: 'string' },
       warmup: { type: 'string' },
+      settle: { type: 'string' },
       candidates: { type: 'string' },
       starts: { type: 'string' },
       'pool-extra': { type: 'string' },
@@ -119,6 +122,7 @@ function readOptions(argv) {
     rounds: number('rounds', quick ? 2 : 3, 1),
     durationMs: number('duration', quick ? 1 : 4, 0.1) * 1000,
     warmupMs: number('warmup', quick ? 0.3 : 2, 0) * 1000,
+    settleMs: number('settle', quick ? 0 : 3, 0) * 1000,
     candidates: number('candidates', quick ? 400 : Infinity, 1),
     starts: number('starts', quick ? 2 : 5, 1),
     poolExtra: number('pool-extra', 12_000, 1),
@@ -167,25 +171,6 @@ async function measureCell(targets, { path, bodies, concurrency, durationMs, war
   return alternateRounds(targets, { durationMs, warmupMs, rounds, beforeRound }, (target, ms) =>
     runRound({ client: target.client, path, bodies, concurrency, durationMs: ms, pid: target.server.pid, intervalMs })
   );
-}
-
-/**
- * The rounds of a cell: `measure(target, warmupMs)` untimed on each target, then `rounds` timed
- * rounds of `durationMs`, alternating which target goes first; each target's rounds summarised.
- */
-async function alternateRounds(targets, { durationMs, warmupMs, rounds, beforeRound }, measure) {
-  const perTarget = Object.fromEntries(targets.map((t) => [t.key, []]));
-  for (const target of targets) {
-    if (warmupMs > 0) await measure(target, warmupMs);
-  }
-  for (let round = 0; round < rounds; round++) {
-    const order = round % 2 === 0 ? targets : [...targets].reverse();
-    for (const target of order) {
-      await beforeRound?.(target);
-      perTarget[target.key].push(await measure(target, durationMs));
-    }
-  }
-  return Object.fromEntries(Object.entries(perTarget).map(([key, list]) => [key, { available: true, ...summarise(list), rounds: list }]));
 }
 
 /**
@@ -344,8 +329,11 @@ async function measureLoadOperations({ ops, files, pki, workDir, options }) {
         if (!a.available) log(`${op.name}: ${key} ${a.reason}`);
         else if (a.probeStatus !== 200) log(`${op.name}: ${key} answered the probe with ${a.probeStatus}: ${a.probeText}`);
       }
-      for (const concurrency of options.concurrency) {
+      for (const [index, concurrency] of options.concurrency.entries()) {
         const durationMs = options.durationMs * op.durationFactor;
+        // The operation's first cell also settles the servers: a fresh node process runs its
+        // first seconds of load unoptimised (docs/performance.md, "The first seconds of load").
+        const warmupMs = options.warmupMs + (index === 0 ? options.settleMs : 0);
         log(
           `${op.name} c=${concurrency}: ${targets.map((t) => t.key).join(' + ') || 'nothing to measure'}, ${options.rounds} × ${
             durationMs / 1000
@@ -358,7 +346,7 @@ async function measureLoadOperations({ ops, files, pki, workDir, options }) {
                 bodies: bodies[op.name],
                 concurrency,
                 durationMs,
-                warmupMs: options.warmupMs,
+                warmupMs,
                 rounds: options.rounds,
               })
             : {};
@@ -603,7 +591,7 @@ function printReport(results) {
     `Settings: ${results.options.quick ? 'quick, ' : ''}${results.options.rounds} rounds × ${
       results.options.durationMs / 1000
     } s per server (RSA 2×), ` +
-      `${results.options.warmupMs / 1000} s warm-up, alternating; medians over rounds; peak RSS over rounds. ` +
+      `${results.options.warmupMs / 1000} s warm-up (+ ${(results.options.settleMs ?? 0) / 1000} s before an operation's first cell), alternating; medians over rounds; peak RSS over rounds. ` +
       `Load average ${results.machine.loadAverage.toFixed(2)} at start, ${results.loadAverageAtEnd.toFixed(2)} at end; ` +
       `the load generator (same machine) used up to ${maxClientCores(results).toFixed(2)} cores. Run time ${results.durationS.toFixed(
         0

@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { DAY, seedPostgres, seedSqlite } from '../cert-store/seed-rows.mjs';
 import { startThrowawayPostgres } from '../cert-store/throwaway-postgres.mjs';
-import { createClient, percentile, runRound, summarise } from './load.mjs';
+import { alternateRounds, createClient, percentile, runRound, summarise } from './load.mjs';
 import { NEWCERT_PATH, newcertBody } from './operations.mjs';
 import { readCpuMs, sampleRss, startServer } from './servers.mjs';
 
@@ -103,23 +103,6 @@ function databaseTools(repoRoot) {
       }
     },
   };
-}
-
-/**
- * Rounds over several targets, alternating which goes first (as run.mjs's cells do), after an
- * untimed warm-up on each.
- */
-async function alternatingRounds(targets, { path, bodies, concurrency, durationMs, warmupMs, rounds }) {
-  const perTarget = Object.fromEntries(targets.map((t) => [t.key, []]));
-  const warmupOk = {};
-  for (const target of targets) {
-    warmupOk[target.key] = warmupMs > 0 ? (await runRound({ client: target.client, path, bodies, concurrency, durationMs: warmupMs, pid: target.server.pid })).ok : 0;
-  }
-  for (let round = 0; round < rounds; round++) {
-    const order = round % 2 === 0 ? targets : [...targets].reverse();
-    for (const target of order) perTarget[target.key].push(await runRound({ client: target.client, path, bodies, concurrency, durationMs, pid: target.server.pid }));
-  }
-  return Object.fromEntries(Object.entries(perTarget).map(([key, list]) => [key, { available: true, ...summarise(list), warmupOk: warmupOk[key], rounds: list }]));
 }
 
 /**
@@ -215,7 +198,7 @@ async function listScenarios(client, rowCount, now) {
  * @param {{ ca: string, caKey: string }} options.files  the signer CA (both servers sign with it)
  * @param {string} options.workDir
  * @param {string} options.repoRoot
- * @param {object} options.options  run.mjs's options (rounds, durationMs, warmupMs, workers, nodeArgs, storeRows)
+ * @param {object} options.options  run.mjs's options (rounds, durationMs, warmupMs, settleMs, workers, nodeArgs, storeRows)
  * @param {(message: string) => void} options.log
  */
 export async function measureStoreCells({ ops, files, workDir, repoRoot, options, log }) {
@@ -248,18 +231,16 @@ export async function measureStoreCells({ ops, files, workDir, repoRoot, options
           started.push({ key: 'nostore', server: await certsmith('certsmith-nostore', ['--no-store']) });
           for (const target of started) target.client = createClient(target.server.url);
           log(`store-newcert ${driver} c=${STORE_CONCURRENCY}: certsmith (store) + cfssl (certdb) + certsmith (--no-store), ${options.rounds} × ${options.durationMs / 1000}s rounds`);
-          const measured = await alternatingRounds(started, {
-            path: NEWCERT_PATH,
-            bodies: [newcertBody()],
-            concurrency: STORE_CONCURRENCY,
-            durationMs: options.durationMs,
-            warmupMs: options.warmupMs,
-            rounds: options.rounds,
-          });
+          const bodies = [newcertBody()];
+          // Freshly started servers: their warm-up settles them too (run.mjs --settle).
+          const warmupMs = options.warmupMs + options.settleMs;
+          const measured = await alternateRounds(started, { durationMs: options.durationMs, warmupMs, rounds: options.rounds }, (target, ms) =>
+            runRound({ client: target.client, path: NEWCERT_PATH, bodies, concurrency: STORE_CONCURRENCY, durationMs: ms, pid: target.server.pid })
+          );
           // Every certificate returned (warm-up included) must have its row: fewer rows than 200s is a
           // store that is off or loses records, and the report says so.
           for (const [key, database] of [['store', ours], ['cfssl', theirs]]) {
-            measured[key].certificatesReturned = measured[key].warmupOk + measured[key].ok;
+            measured[key].certificatesReturned = (measured[key].warmup?.ok ?? 0) + measured[key].ok;
             measured[key].rowsRecorded = await db.countRows(driver, database.dataSource);
           }
           result.newcert.push({ driver, concurrency: STORE_CONCURRENCY, results: measured });

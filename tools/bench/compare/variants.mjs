@@ -7,7 +7,7 @@
  *   node tools/bench/compare/variants.mjs --op newcert-ecdsa --concurrency 16 --rounds 8 --duration 3 \
  *     'now' 'two-workers;--workers 2' 'before@/path/to/other/checkout' 'cfssl'
  *
- * A variant is `name[@checkout][:ENV=value,ENV2=value][;certsmith serve flags]`; the name `cfssl`
+ * A variant is `name[@checkout][:ENV=value,ENV2=value][;certsmith serve flags]` (variant-spec.mjs); the name `cfssl`
  * (or any name starting with it) starts Debian's `cfssl serve` instead. Reported per variant: req/s,
  * p50/p99, CPU ms per request, cores busy (server CPU per second), the machine's idle cores, the load
  * generator's cores, and — from the last round — each busy thread's cores and µs per request (the
@@ -24,7 +24,8 @@ import { BUNDLE_PATH, NEWCERT_PATH, bundleBody, newcertBody } from './operations
 import { createSignerCa, generateBenchPki, writeTrustFiles } from './pki.mjs';
 import { describeMachine, formatMachine } from './report.mjs';
 import { runWrkRound, wrkPostScript } from './ocsp.mjs';
-import { processTree, startServer, stopAllServers } from './servers.mjs';
+import { processTree, stopAllServers } from './servers.mjs';
+import { parseVariant, startVariant } from './variant-spec.mjs';
 
 const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
 const { values, positionals } = parseArgs({
@@ -33,7 +34,8 @@ const { values, positionals } = parseArgs({
     concurrency: { type: 'string', default: '16' },
     rounds: { type: 'string', default: '6' },
     duration: { type: 'string', default: '3' },
-    warmup: { type: 'string', default: '1.5' },
+    // Long enough for a fresh server to settle (first-seconds.mjs: ≈3 s of load before V8 has optimised it).
+    warmup: { type: 'string', default: '4' },
     trust: { type: 'string', default: '/work/shared/trust' },
     // `node` (load.mjs, as run.mjs) or `wrk` (a few µs of CPU per request: leaves the cores to the servers).
     client: { type: 'string', default: 'node' },
@@ -74,18 +76,6 @@ function threadName(tid, pids) {
   return pids.length === 1 ? 'event loop' : `event loop ${tid}`;
 }
 
-function parseVariant(spec) {
-  const [head, flagPart = ''] = spec.split(';');
-  const [nameAndCheckout, envPart = ''] = head.split(':');
-  const [name, checkout = REPO_ROOT] = nameAndCheckout.split('@');
-  const env = Object.fromEntries(
-    envPart
-      .split(',')
-      .filter(Boolean)
-      .map((pair) => pair.split('=')),
-  );
-  return { name, checkout: resolve(checkout), env, flags: flagPart.split(/\s+/).filter(Boolean), kind: name.startsWith('cfssl') ? 'cfssl' : 'certsmith' };
-}
 
 const workDir = mkdtempSync(join(tmpdir(), 'certsmith-variants-'));
 const variants = [];
@@ -104,15 +94,8 @@ try {
   if (path === undefined) throw new Error(`--op must be one of ${Object.keys(cells).join(', ')}`);
   const concurrency = Number(values.concurrency);
   for (const spec of positionals) {
-    const variant = parseVariant(spec);
-    // The child inherits the environment at spawn time.
-    const saved = { ...process.env };
-    Object.assign(process.env, variant.env);
-    try {
-      variant.server = await startServer({ kind: variant.kind, files, workDir, repoRoot: variant.checkout, label: variant.name, extraArgs: variant.kind === 'certsmith' ? variant.flags : [] });
-    } finally {
-      process.env = saved;
-    }
+    const variant = parseVariant(spec, REPO_ROOT);
+    variant.server = await startVariant(variant, { files, workDir });
     variant.client = createClient(variant.server.url);
     variant.rounds = [];
     variants.push(variant);
