@@ -1,34 +1,26 @@
 /**
- * `certsmith serve --processes 2` with the CA key on a SoftHSMv2 token, set up as in
- * hsm-server.test.ts: each serving process (the one started, and the one it forks once it listens)
- * opens its own PKCS#11 session, as separate instances do, and both sign with the key on the token.
+ * `certsmith serve --processes 2` with the CA key on a SoftHSMv2 token (made by
+ * test/helpers/softhsm.ts, as an operator makes one): each serving process (the one started, and the
+ * one it forks once it listens) opens its own PKCS#11 session, as separate instances do, and both
+ * sign with the key on the token.
  */
-import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI_PATH, killAllCertsmith, parseLogLine, spawnCertsmith } from './helpers/certsmith-process.js';
+import { killAllCertsmith, parseLogLine, spawnCertsmith } from './helpers/certsmith-process.js';
 import type { CertsmithProcess } from './helpers/certsmith-process.js';
+import { createSoftHsmToken } from './helpers/softhsm.js';
+import type { SoftHsmToken } from './helpers/softhsm.js';
 import { within } from './helpers/within.js';
 
-const MODULE_CANDIDATES = ['/usr/lib/softhsm/libsofthsm2.so', '/usr/lib/x86_64-linux-gnu/softhsm/libsofthsm2.so'];
-const modulePath = MODULE_CANDIDATES.find((candidate) => existsSync(candidate));
-const TOKEN = 'certsmith-processes';
-const PIN = '135790';
 const LISTENING = /^certsmith listening on (http:\/\/\S+)$/;
 
-let dir: string;
+let hsm: SoftHsmToken | undefined;
 let server: CertsmithProcess;
 let url: string;
 let caPem: string;
-
-/** Run the built CLI with the SoftHSM environment; returns stdout. */
-function certsmith(args: string[]): string {
-  return execFileSync(process.execPath, [CLI_PATH, ...args], { env: process.env, encoding: 'utf8', timeout: 60_000 });
-}
 
 /** newcert on a connection of its own, so that the first process hands each request to the next process. */
 function newcert(name: string): Promise<{ status: number; json: Record<string, any> }> {
@@ -45,29 +37,17 @@ function newcert(name: string): Promise<{ status: number; json: Record<string, a
 }
 
 beforeAll(async () => {
-  if (!modulePath) throw new Error('SoftHSMv2 is not installed: apt-get install softhsm2 (the .ci/run script does)');
-  dir = mkdtempSync(join(tmpdir(), 'certsmith-processes-hsm-'));
-  const tokenDir = join(dir, 'tokens');
-  execFileSync('mkdir', ['-p', tokenDir]);
-  writeFileSync(join(dir, 'softhsm2.conf'), `directories.tokendir = ${tokenDir}\nobjectstore.backend = file\nlog.level = ERROR\n`);
-  process.env['SOFTHSM2_CONF'] = join(dir, 'softhsm2.conf');
-  process.env['HSM_PIN'] = PIN;
-  execFileSync('softhsm2-util', ['--init-token', '--free', '--label', TOKEN, '--pin', PIN, '--so-pin', '97531'], { env: process.env });
-  const token = ['--module', modulePath, '--token-label', TOKEN, '--pin', 'env:HSM_PIN'];
-  certsmith(['hsm', 'genkey', ...token, '--key-label', 'ca', '--algo', 'ecdsa', '--size', '256']);
-  const initca = certsmith(['hsm', 'initca', ...token, '--key-label', 'ca', '--cn', 'HSM Processes Root']);
-  caPem = `${/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(initca.replace(/\\n/g, '\n'))![0]}\n`;
-  writeFileSync(
-    join(dir, 'certsmith.json'),
-    JSON.stringify({ signers: { default: { plugin: '@certsmith/signer-pkcs11', options: { module: modulePath, tokenLabel: TOKEN, keyLabel: 'ca', pin: 'env:HSM_PIN', maxConcurrency: 2 } } } }),
-  );
-  server = spawnCertsmith(['serve', '--processes', '2', '--port', '0', '--config', join(dir, 'certsmith.json'), '--data-dir', join(dir, 'data'), '--loglevel', 'info']);
+  hsm = createSoftHsmToken({ label: 'certsmith-processes' });
+  const { dir } = hsm;
+  caPem = (await hsm.createCa({ keyLabel: 'ca', algo: 'ecdsa', size: 256, cn: 'HSM Processes Root' })).certificatePem;
+  writeFileSync(join(dir, 'certsmith.json'), JSON.stringify({ signers: { default: hsm.signer('ca', { maxConcurrency: 2 }) } }));
+  server = spawnCertsmith(['serve', '--processes', '2', '--port', '0', '--config', join(dir, 'certsmith.json'), '--data-dir', join(dir, 'data'), '--loglevel', 'info'], hsm.env);
   url = LISTENING.exec(await server.waitForLine((line) => LISTENING.test(line), 60_000))![1]!;
 }, 180_000);
 
 afterAll(async () => {
   await killAllCertsmith();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  hsm?.cleanup();
 });
 
 describe('serve --processes 2 with a PKCS#11 signer', () => {

@@ -102,11 +102,11 @@ export interface StartedCertsmith extends CertsmithProcess {
 
 const LISTENING = /^certsmith listening on (http:\/\/\S+)$/;
 
-/** Spawn `certsmith serve …args` and wait for its `certsmith listening on <url>` line. */
-export async function startCertsmith(args: readonly string[], timeoutMs = 20_000): Promise<StartedCertsmith> {
-  const process = spawnCertsmith(['serve', ...args]);
-  const line = await process.waitForLine((candidate) => LISTENING.test(candidate), timeoutMs);
-  return Object.assign(process, { url: LISTENING.exec(line)![1]! });
+/** Spawn `certsmith serve …args` (with `env`, default this process's) and wait for its `certsmith listening on <url>` line. */
+export async function startCertsmith(args: readonly string[], timeoutMs = 20_000, env: NodeJS.ProcessEnv = process.env): Promise<StartedCertsmith> {
+  const server = spawnCertsmith(['serve', ...args], env);
+  const line = await server.waitForLine((candidate) => LISTENING.test(candidate), timeoutMs);
+  return Object.assign(server, { url: LISTENING.exec(line)![1]! });
 }
 
 /** Kill every child still running (SIGKILL) and wait for them, bounded. For `afterAll`. */
