@@ -1,36 +1,22 @@
 /**
- * End to end with a real SoftHSMv2 token, the way an operator sets it up: a token initialised with
- * `softhsm2-util`, CA keys generated and self-signed ON the token with `certsmith hsm genkey/initca`
- * (the keys never leave it), then `certsmith serve --config` with two HSM labels. Certificates are
- * issued through `POST /newcert` with `label` and verified with openssl against the HSM CA.
+ * End to end with a real SoftHSMv2 token, the way an operator sets it up (test/helpers/softhsm.ts): a
+ * token initialised with `softhsm2-util`, CA keys generated and self-signed ON the token with
+ * `certsmith hsm genkey/initca` (the keys never leave it), then `certsmith serve --config` with two
+ * HSM labels. Certificates are issued through `POST /newcert` with `label` and verified with openssl
+ * against the HSM CA.
  */
 import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI_PATH, killAllCertsmith, spawnCertsmith, startCertsmith, type StartedCertsmith } from './helpers/certsmith-process.js';
+import { killAllCertsmith, spawnCertsmith, startCertsmith, type StartedCertsmith } from './helpers/certsmith-process.js';
+import { createSoftHsmToken, type SoftHsmToken } from './helpers/softhsm.js';
 
-const MODULE_CANDIDATES = ['/usr/lib/softhsm/libsofthsm2.so', '/usr/lib/x86_64-linux-gnu/softhsm/libsofthsm2.so'];
-const modulePath = MODULE_CANDIDATES.find((candidate) => existsSync(candidate));
-const TOKEN = 'certsmith-e2e';
-const PIN = '246813';
-
+let hsm: SoftHsmToken;
 let dir: string;
 let server: StartedCertsmith;
 const caPem: Record<'ec' | 'rsa', string> = { ec: '', rsa: '' };
-
-/** Run the built CLI with the SoftHSM environment; returns stdout. */
-function certsmith(args: string[]): string {
-  return execFileSync(process.execPath, [CLI_PATH, ...args], { env: process.env, encoding: 'utf8', timeout: 60_000 });
-}
-
-function firstCertificatePem(output: string): string {
-  const match = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(output.replace(/\\n/g, '\n'));
-  if (!match) throw new Error(`no certificate in: ${output.slice(0, 300)}`);
-  return `${match[0]}\n`;
-}
 
 function opensslVerify(ca: string, leaf: string): string {
   const caFile = join(dir, `ca-${Math.random().toString(36).slice(2)}.pem`);
@@ -46,36 +32,24 @@ async function newcert(body: unknown): Promise<{ status: number; json: Record<st
 }
 
 beforeAll(async () => {
-  if (!modulePath) throw new Error('SoftHSMv2 is not installed: apt-get install softhsm2 (the .ci/run script does)');
-  dir = mkdtempSync(join(tmpdir(), 'certsmith-hsm-e2e-'));
-  const tokenDir = join(dir, 'tokens');
-  execFileSync('mkdir', ['-p', tokenDir]);
-  writeFileSync(join(dir, 'softhsm2.conf'), `directories.tokendir = ${tokenDir}\nobjectstore.backend = file\nlog.level = ERROR\n`);
-  process.env['SOFTHSM2_CONF'] = join(dir, 'softhsm2.conf');
-  process.env['HSM_PIN'] = PIN;
-  execFileSync('softhsm2-util', ['--init-token', '--free', '--label', TOKEN, '--pin', PIN, '--so-pin', '13579'], { env: process.env });
-
-  const token = ['--module', modulePath, '--token-label', TOKEN, '--pin', 'env:HSM_PIN'];
-  certsmith(['hsm', 'genkey', ...token, '--key-label', 'ec-ca', '--algo', 'ecdsa', '--size', '256']);
-  certsmith(['hsm', 'genkey', ...token, '--key-label', 'rsa-ca', '--algo', 'rsa', '--size', '2048']);
-  caPem.ec = firstCertificatePem(certsmith(['hsm', 'initca', ...token, '--key-label', 'ec-ca', '--cn', 'HSM EC Root']));
-  caPem.rsa = firstCertificatePem(certsmith(['hsm', 'initca', ...token, '--key-label', 'rsa-ca', '--cn', 'HSM RSA Root']));
+  hsm = createSoftHsmToken({ label: 'certsmith-e2e' });
+  dir = hsm.dir;
+  caPem.ec = (await hsm.createCa({ keyLabel: 'ec-ca', algo: 'ecdsa', size: 256, cn: 'HSM EC Root' })).certificatePem;
+  caPem.rsa = (await hsm.createCa({ keyLabel: 'rsa-ca', algo: 'rsa', size: 2048, cn: 'HSM RSA Root' })).certificatePem;
 
   // No `cert` option: the signer reads each CA certificate from the token, where initca stored it.
-  const signer = (keyLabel: string) => ({
-    plugin: '@certsmith/signer-pkcs11',
-    options: { module: modulePath, tokenLabel: TOKEN, keyLabel, pin: 'env:HSM_PIN', maxConcurrency: 2 },
-  });
-  writeFileSync(join(dir, 'certsmith.json'), JSON.stringify({ signers: { 'hsm-ec': signer('ec-ca'), 'hsm-rsa': signer('rsa-ca') } }));
+  const signers = { 'hsm-ec': hsm.signer('ec-ca', { maxConcurrency: 2 }), 'hsm-rsa': hsm.signer('rsa-ca', { maxConcurrency: 2 }) };
+  writeFileSync(join(dir, 'certsmith.json'), JSON.stringify({ signers }));
   server = await startCertsmith(
     ['--port', '0', '--config', join(dir, 'certsmith.json'), '--data-dir', join(dir, 'data'), '--loglevel', 'warn', '--max-queue', '1000'],
     60_000,
+    hsm.env,
   );
 }, 180_000);
 
 afterAll(async () => {
   await killAllCertsmith();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  hsm?.cleanup();
 });
 
 describe('newcert with label selecting an HSM signer', () => {
@@ -141,13 +115,13 @@ describe('certsmith serve with a bad HSM configuration', () => {
         signers: {
           hsm: {
             plugin: '@certsmith/signer-pkcs11',
-            options: { module: modulePath, tokenLabel: TOKEN, keyLabel: 'ec-ca', pin: 'env:WRONG_HSM_PIN' },
+            options: { ...hsm.signerOptions('ec-ca'), pin: 'env:WRONG_HSM_PIN' },
           },
         },
       }),
     );
     const child = spawnCertsmith(['serve', '--port', '0', '--config', config, '--data-dir', join(dir, 'data-bad')], {
-      ...process.env,
+      ...hsm.env,
       WRONG_HSM_PIN: '999999',
     });
     const status = await child.waitForExit(60_000);
