@@ -150,7 +150,8 @@ export async function runServeWorker(restoreOptimisation: () => void): Promise<v
     });
     // The leader's error, as openStore would have thrown it here (the server names the store around it).
     if (answer.type === 'store-failed') throw answer.code === null ? new Error(answer.message) : new CertsmithError(answer.code, answer.message);
-    return connectStore(ipcChannel(process), { driver: config.driver });
+    // A SQLite WAL file: this process commits its issued rows there itself, the rest goes to the leader.
+    return connectStore(ipcChannel(process), { driver: config.driver, commitIssuedRowsTo: config });
   };
 
   const connections = handedConnections(on);

@@ -16,7 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import { issuedCertificateFields, issuedCertificateRow, isIssuedCertificateFields } from '../certificate-row.js';
 import { rowToRecord } from '../record-mapping.js';
-import type { StoreDriver } from '../db-config.js';
+import type { DbConfig, StoreDriver } from '../db-config.js';
 import { StoreClosedError, StoreUnavailableError } from '../errors.js';
 import type {
   CertificateChange,
@@ -42,6 +42,8 @@ import type { StoreChannel } from './store-channel.js';
 import { STORE_PROTOCOL_VERSION, isStoreMessage } from './store-protocol.js';
 import type { CallsMessage, ProtocolMethod, StoreCallMethod, WireCall, WireReply } from './store-protocol.js';
 import { DEFAULT_RECORD_GROUPS_IN_FLIGHT, RecordGroups } from './record-groups.js';
+import { directRecords } from './direct-records.js';
+import type { DirectRecords } from './direct-records.js';
 import { errorFromWire } from './wire-errors.js';
 import type { WireError } from './wire-errors.js';
 import { fromWire, toWire } from './wire-values.js';
@@ -81,6 +83,13 @@ export interface ConnectStoreOptions {
    * meanwhile wait and go together when one is answered (group commit; default 1).
    */
   maxRecordGroupsInFlight?: number;
+  /**
+   * The owner's database, as the owner opened it. When it is a SQLite WAL file (not `:memory:`, not
+   * read-only), this client commits its issued rows (`recordCertificate`) there itself, on its own
+   * connection, and sends the owner only the batches that meet a lock or a failing row
+   * (`direct-records.ts`); otherwise, and by default, every call goes to the owner.
+   */
+  commitIssuedRowsTo?: DbConfig;
 }
 
 interface PendingCall {
@@ -123,6 +132,8 @@ class RemoteStore implements Store {
   #nextId = 1;
   #queue: WireCall[] = [];
   readonly #records: RecordGroups;
+  /** Issued rows committed by this process (`commitIssuedRowsTo`); `null`: they go to the owner. */
+  readonly #direct: DirectRecords | null;
   #flushScheduled = false;
   /** In call order: the first entry is the oldest call still waiting. */
   readonly #pending = new Map<number, PendingCall>();
@@ -150,6 +161,13 @@ class RemoteStore implements Store {
     this.#timeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
     this.#retryAfterSeconds = options.retryAfterSeconds ?? 1;
     this.#records = new RecordGroups(options.maxRecordGroupsInFlight ?? DEFAULT_RECORD_GROUPS_IN_FLIGHT, () => this.#scheduleFlush());
+    this.#direct = directRecords(options.commitIssuedRowsTo, {
+      // Internal: a batch accepted before close() may still need the owner while the client closes.
+      record: (sent) => this.#enqueue('recordCertificate', [sent]).then((issuedAt) => rowToRecord(issuedCertificateRow(sent, issuedAt as Date))),
+      checkpoint: (rows) => {
+        if (this.#failure === null) this.#sendCalls([{ id: 0, method: 'checkpoint', args: [rows] }]);
+      },
+    });
     this.#detach.push(channel.onMessage((message) => this.#receive(message)));
     const stopClose = channel.onClose?.(() => this.#fail('the channel to the certificate store closed'));
     if (stopClose !== undefined) this.#detach.push(stopClose);
@@ -163,6 +181,12 @@ class RemoteStore implements Store {
       sent = isIssuedCertificateFields(input.certificate) ? input : { ...input, certificate: issuedCertificateFields(input.certificate) };
     } catch (error) {
       return Promise.reject(error as Error);
+    }
+    if (this.#direct !== null) {
+      if (this.#closed) return Promise.reject(new StoreClosedError());
+      // The channel is gone for good (the owner stopped): as every other call, refused.
+      if (this.#failure !== null) return Promise.reject(this.#unavailable(this.#failure));
+      return this.#direct.record(sent);
     }
     // The owner answers with the row's issue time only (see serve-store.ts); the record is built
     // here from the same row, exactly as the owner's store built it.
@@ -263,6 +287,8 @@ class RemoteStore implements Store {
   async #closeClient(): Promise<void> {
     this.#closed = true;
     // As a local store does: calls made before close() finish (a record's certificate may go out).
+    await this.#direct?.drain();
+    this.#direct?.close();
     if (this.#pending.size > 0) await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
     await Promise.all([...this.#watches.keys()].map(async (id) => await this.#unsubscribe(id, this.#watches.get(id)!)));
     this.#sendCalls([{ id: 0, method: 'release', args: [] }]);

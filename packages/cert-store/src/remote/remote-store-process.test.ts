@@ -265,3 +265,73 @@ describe('a store served to another process over IPC (this process owns it, as t
     }
   });
 });
+
+describe('processes committing their issued rows to the owner\'s SQLite file themselves (commitIssuedRowsTo)', () => {
+  const writerScript = fileURLToPath(new URL('../test-support/remote-store-writer.mjs', import.meta.url));
+
+  it('keeps every row of three writer processes and the owner exactly once, most of them committed without the owner', async () => {
+    const file = join(dir, `shared-${(files += 1)}.db`);
+    const owner = await openStore({ driver: 'sqlite3', dataSource: file });
+    const issuer = testIssuer('Shared File CA');
+    const template = issuer.leaf('shared.example');
+    const { NODE_OPTIONS: _ignored, ...env } = process.env;
+    const rowsEach = 400;
+    const writers = [0, 1, 2].map((i) => {
+      const child = fork(writerScript, [file, template.pem, String(10_000_000 + i * 1_000_000), String(rowsEach), `writer-${i}`], {
+        serialization: 'advanced',
+        env,
+        execArgv: [],
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      });
+      running.push(child);
+      return child;
+    });
+    // What reaches the owner: the records it commits for the writers (collisions, no others here).
+    let recordsAtOwner = 0;
+    const servers = writers.map((child) => {
+      const ipc = ipcChannel(child);
+      return serveStore(owner, {
+        send: (message) => ipc.send(message),
+        onMessage: (listener) =>
+          ipc.onMessage((message) => {
+            for (const call of (message as { calls?: Array<{ method: string }> }).calls ?? []) if (call.method === 'recordCertificate') recordsAtOwner += 1;
+            listener(message);
+          }),
+        onClose: ipc.onClose!,
+      });
+    });
+    const message = (child: ChildProcess, name: string) =>
+      new Promise<Record<string, unknown>>((resolve, reject) => {
+        child.on('message', (m: Record<string, unknown>) => m?.fixture === name && resolve(m));
+        child.once('exit', (code) => reject(new Error(`a writer process exited with ${code}`)));
+      });
+    try {
+      await Promise.all(writers.map(async (child) => await message(child, 'ready')));
+      const done = writers.map(async (child) => await message(child, 'done'));
+      for (const child of writers) child.send({ fixture: 'go' });
+      // The owner records too, in turns, while the writers do: its own writer meets theirs.
+      const ownerSerials: string[] = [];
+      const base = issuedCertificateFields(template.pem);
+      for (let turn = 0; turn < 100; turn += 1) {
+        const records = await Promise.all(
+          [0, 1, 2].map(async (i) => await owner.recordCertificate({ certificate: { ...base, serial: String(50_000_000 + turn * 3 + i) }, label: 'owner' })),
+        );
+        ownerSerials.push(...records.map((record) => record.serial));
+      }
+      const reports = await Promise.all(done);
+      const serials = [...ownerSerials, ...reports.flatMap((report) => report.serials as string[])];
+      expect(reports.flatMap((report) => report.failed as string[])).toEqual([]);
+      expect(new Set(serials).size).toBe(3 * rowsEach + 300);
+      const counted = await owner.countCertificates();
+      expect(counted.reduce((sum, entry) => sum + entry.count, 0)).toBe(3 * rowsEach + 300);
+      for (const [i, report] of reports.entries()) {
+        const stored = await Promise.all((report.serials as string[]).slice(0, 20).map(async (serial) => await owner.getCertificate(serial, base.authorityKeyId)));
+        for (const row of stored) expect(row).toMatchObject({ label: `writer-${i}`, status: 'good' });
+      }
+      expect(recordsAtOwner).toBeLessThan(3 * rowsEach);
+    } finally {
+      await Promise.all(servers.map(async (server) => await server.close()));
+      await owner.close();
+    }
+  });
+});

@@ -8,6 +8,7 @@
 import type { ChangeSubscription, RecordCertificateInput, WatchChangesOptions } from '../model.js';
 import type { Store } from '../store.js';
 import { StoreError, StoreUnavailableError } from '../errors.js';
+import { SqliteStore } from '../sqlite/sqlite-store.js';
 import type { StoreChannel } from './store-channel.js';
 import { STORE_CALL_METHODS, STORE_PROTOCOL_VERSION, isStoreMessage } from './store-protocol.js';
 import type { RepliesMessage, StoppedMessage, WireCall, WireReply } from './store-protocol.js';
@@ -149,6 +150,11 @@ export function serveStore(store: Store, channel: StoreChannel): StoreServer {
   const handle = (sessionId: string, call: WireCall) => {
     if (call.method === 'release') {
       release(sessionId);
+    } else if (call.method === 'checkpoint') {
+      // A notice, not answered: the client committed rows to this store's WAL file on a connection
+      // of its own (`direct-records.ts`); this store's thread checkpoints them with its own rows.
+      const rows = call.args[0];
+      if (store instanceof SqliteStore && typeof rows === 'number' && Number.isSafeInteger(rows) && rows > 0) store.rowsCommittedElsewhere(rows);
     } else if (call.method === 'alive') {
       // Liveness of this process, not of the store: answered even while store calls are slow.
       reply(sessionId, { id: call.id, ok: true, value: undefined });

@@ -76,6 +76,15 @@ export class SqliteStore implements Store {
     );
   }
 
+  /**
+   * `rows` issued rows were committed to this store's WAL file by another connection that leaves
+   * checkpoints to this store (a process of `serve --processes N`, `remote/direct-records.ts`):
+   * they count toward the thread's next checkpoint as this thread's own writer's rows do.
+   */
+  rowsCommittedElsewhere(rows: number): void {
+    this.checkpointFor(rows);
+  }
+
   /** Ask the thread to checkpoint what the calling-thread writer committed, every {@link CHECKPOINT_EVERY_ROWS} rows. */
   private checkpointFor(rows: number): void {
     this.rowsSinceCheckpoint += rows;
