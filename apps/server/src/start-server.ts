@@ -83,10 +83,10 @@ export interface StartServerOptions extends ServerOptionsInput {
   prestartedTrust?: { files: TrustFilePaths; snapshot: Promise<TrustSnapshot> };
   /**
    * Opens the certificate store these options resolve to (their db-config and migrations mode),
-   * instead of `openStore` here: a worker process of `serve --processes` asks its primary process,
-   * which owns the store, runs its migrations and serves it over IPC. What it returns is this
-   * server's to close at shutdown (for such a worker: its end of the channel, not the primary's
-   * store). Default `openStore` of `@certsmith/cert-store`.
+   * instead of `openStore` here: a worker process of `serve --processes` opens its own PostgreSQL
+   * pool without migrations, or asks its leader, which owns a SQLite store, to serve it over IPC.
+   * What it returns is this server's to close at shutdown (for such a worker: its own pool, or its
+   * end of the channel, not the leader's store). Default `openStore` of `@certsmith/cert-store`.
    */
   openStore?: StoreOpener;
   /**
@@ -96,7 +96,7 @@ export interface StartServerOptions extends ServerOptionsInput {
   metricsView?: (metrics: ServerMetrics) => Pick<ServerMetrics, 'contentType' | 'render'>;
   /**
    * Default true. False: the server-wide background work — the scheduled tidy, the OCSP refresh
-   * schedule, the full parse of the trust files after listening — is left to another process of the
+   * schedule, the store's gauges on `/metrics`, the full parse of the trust files after listening — is left to another process of the
    * same server that does it (one worker process of `serve --processes`, with the same store and
    * files); this one still follows the store's change feed (its caches, CRLs, re-signing).
    */
@@ -233,7 +233,9 @@ async function start(input: StartServerOptions): Promise<RunningServer> {
     throw error;
   }
   const signers = metrics.instrumentSignerDirectory(registry.directory);
-  const storeMetrics = opened === null ? undefined : watchCertificateStore(metrics.registry, { store: opened.store, signers: registry.directory.entries });
+  // The store's gauges count the one database: one process of a server reads them (backgroundWork),
+  // the merged /metrics of serve --processes takes its counts (their aggregator is `first`).
+  const storeMetrics = opened === null || !backgroundWork ? undefined : watchCertificateStore(metrics.registry, { store: opened.store, signers: registry.directory.entries });
   let revocation: ServerRevocation;
   try {
     revocation = await startRevocation({ options, config, signers: signers.entries, logger, backgroundWork, ...(opened === null ? {} : { store: opened.store }), ...(env ? { env } : {}) });

@@ -30,6 +30,15 @@ export interface SqliteStoreOptions {
 export interface OpenStoreOptions {
   /** Default `apply`: pending migrations run when the store opens; `check` refuses a stale schema; `off` trusts it. */
   migrations?: MigrationMode;
+  /**
+   * PostgreSQL with `migrations: 'off'` only (the other modes read the schema, so they connect):
+   * `false` opens the pool without connecting, and the first query connects. Default `true`: the
+   * store connects once while it opens, so an unreachable database or a wrong password stops
+   * start-up. `false` is for a process whose database another process of the same server has
+   * already checked (`serve --processes`): started while the database is down, it answers 503
+   * until the database is back, as that other process does, instead of failing to start.
+   */
+  connectAtOpen?: boolean;
   sqlite?: SqliteStoreOptions;
   postgres?: Omit<PostgresStoreOptions, 'now' | 'maxBatch'>;
   /** Records per transaction at most (default 500). */
@@ -55,7 +64,7 @@ export async function openStore(config: DbConfig, options: OpenStoreOptions = {}
     return new SqliteStore(executor, { ...common, writer });
   }
   const clientConfig = postgresClientConfig(config.dataSource);
-  await withSchemaConnection(config, options, async (connection) => await prepareSchema(connection, migrations));
+  if (migrations !== 'off' || options.connectAtOpen !== false) await withSchemaConnection(config, options, async (connection) => await prepareSchema(connection, migrations));
   const { PostgresStore } = await importPostgresDriver();
   return new PostgresStore(clientConfig, { ...options.postgres, ...common });
 }

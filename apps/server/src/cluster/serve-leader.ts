@@ -6,7 +6,8 @@
  * (`shared-listener.ts`) and serves its share of the connections itself. Only once it listens does
  * it fork the N−1 worker processes (`serve-worker.ts`), which are off the critical path; then it
  * - hands each new connection, in turn, to one of the processes that are ready, itself included;
- * - serves them the certificate store over their IPC channel (`serveStore`);
+ * - serves them a SQLite certificate store over their IPC channel (`serveStore`); with PostgreSQL
+ *   each opens a pool of its own (`worker-postgres-store.ts`) and nothing crosses the channel;
  * - collects every process's metrics for a `/metrics` scrape in any of them (`metrics-collection.ts`);
  * - replaces a worker that dies (at most {@link MAX_RESTARTS} times; its connections are lost with
  *   it, new ones go to the others);

@@ -4,11 +4,11 @@
  * server, except that
  * - it does not listen: the leader owns the socket and hands it connections (`'connection'`
  *   messages with the socket), which it serves as its own (`handed-connections.ts`);
- * - the certificate store is the leader's, reached over IPC (`connectStore`): no store of its own,
- *   no migrations;
+ * - the certificate store: with PostgreSQL, a pool of its own (`worker-postgres-store.ts`), without
+ *   migrations; with SQLite, the leader's, reached over IPC (`connectStore`), no migrations;
  * - it has no worker threads unless `--workers` asks for them: every task runs on its event loop,
  *   and the other processes use the other cores (docs/adr/0004-http-threads.md);
- * - the store-wide background work (tidy, OCSP refresh, trust check) is the leader's;
+ * - the store-wide background work (tidy, OCSP refresh, trust check, the store's gauges) is the leader's;
  * - `/metrics` answers every serving process's metrics, merged; `/health` answers for this process;
  * - `--metrics-address` is the leader's listener;
  * - its log lines carry its `pid`.
@@ -32,6 +32,7 @@ import type { ConnectionSource } from '../connection-source.js';
 import type { ListeningAddress } from '@certsmith/http-api';
 import type { Socket } from 'node:net';
 import { HandedConnections } from './handed-connections.js';
+import { openWorkerPostgresStore } from './worker-postgres-store.js';
 import { LISTENING_ADDRESS_ENV, SERVE_CHANNEL, isServeMessage } from './serve-messages.js';
 import type { LeaderMessage, WorkerMessageBody } from './serve-messages.js';
 
@@ -139,11 +140,13 @@ export async function runServeWorker(restoreOptimisation: () => void): Promise<v
       send({ type: 'collect-metrics', id });
     });
 
-  // The store: the leader opened it before it listened and serves it on this channel.
+  // The store: the leader opened it before it listened and serves it on this channel — except
+  // PostgreSQL, which this process opens itself (the leader checked it before it listened).
   let storeAnswer: ((message: MessageOf<'store-opened'> | MessageOf<'store-failed'>) => void) | null = null;
   on('store-opened', (message) => storeAnswer?.(message));
   on('store-failed', (message) => storeAnswer?.(message));
   const openLeaderStore = async (config: DbConfig, { migrations }: { migrations: MigrationMode }): Promise<Store> => {
+    if (config.driver === 'postgres') return await openWorkerPostgresStore(config);
     const answer = await new Promise<MessageOf<'store-opened'> | MessageOf<'store-failed'>>((resolve) => {
       storeAnswer = resolve;
       send({ type: 'open-store', config, migrations });

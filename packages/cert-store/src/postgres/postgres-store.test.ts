@@ -69,6 +69,31 @@ describe('postgres: values as CFSSL (lib/pq) writes them', () => {
       await store.close();
     }
   });
+
+  it('opens without connecting with connectAtOpen false and migrations off: 503 while down, then served', async () => {
+    const dataSource = await nextDatabase();
+    // The schema exists (another process migrated it), as under serve --processes.
+    await (await openStore({ driver: 'postgres', dataSource })).close();
+    const issuer = testIssuer('Postgres Deferred CA');
+    cluster.stopServer();
+    let store: Awaited<ReturnType<typeof openStore>>;
+    try {
+      // With the default, the same open fails: it connects to read nothing but reachability.
+      const refused = await openStore({ driver: 'postgres', dataSource }, { migrations: 'off', postgres: { connectionTimeoutMs: 2000 } }).catch((e: unknown) => e);
+      expect((refused as { code: number }).code).toBe(503);
+      store = await openStore({ driver: 'postgres', dataSource }, { migrations: 'off', connectAtOpen: false, postgres: { connectionTimeoutMs: 2000, onBackgroundError: () => undefined } });
+      const error = await store.recordCertificate({ certificate: issuer.leaf('down.example').pem }).catch((e: unknown) => e);
+      expect((error as { name: string }).name).toBe('StoreUnavailableError');
+    } finally {
+      cluster.startServer();
+    }
+    try {
+      const recorded = await store.recordCertificate({ certificate: issuer.leaf('up.example').pem });
+      expect(await store.getCertificate(recorded.serial, recorded.authorityKeyId)).not.toBeNull();
+    } finally {
+      await store.close();
+    }
+  });
 });
 
 describe('postgres: several instances on one database', () => {
