@@ -6,8 +6,7 @@
  * signature made on the token through `@certsmith/signer-pkcs11` — are checked with openssl.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { serialToDecimal } from '@certsmith/cert-store';
 import { parseCertificate, toHex } from '@certsmith/x509-core';
@@ -15,19 +14,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post } from './fixtures-issue.js';
 import { CLI_PATH, killAllCertsmith, startCertsmith } from './helpers/certsmith-process.js';
 import type { StartedCertsmith } from './helpers/certsmith-process.js';
+import { createSoftHsmToken } from './helpers/softhsm.js';
+import type { SoftHsmToken } from './helpers/softhsm.js';
 
-const MODULE_CANDIDATES = ['/usr/lib/softhsm/libsofthsm2.so', '/usr/lib/x86_64-linux-gnu/softhsm/libsofthsm2.so'];
-const modulePath = MODULE_CANDIDATES.find((candidate) => existsSync(candidate));
-const TOKEN = 'certsmith-revocation';
-const PIN = '864209';
-const LABELS = { default: { key: 'ec-ca', algo: ['ecdsa', '384'], signature: 'ecdsa-with-SHA384' }, rsa: { key: 'rsa-ca', algo: ['rsa', '2048'], signature: 'sha256WithRSAEncryption' } } as const;
+const LABELS = { default: { key: 'ec-ca', algo: 'ecdsa', size: 384, signature: 'ecdsa-with-SHA384' }, rsa: { key: 'rsa-ca', algo: 'rsa', size: 2048, signature: 'sha256WithRSAEncryption' } } as const;
 
+let hsm: SoftHsmToken;
 let dir: string;
 let server: StartedCertsmith;
 const issued: Record<string, { serial: string; aki: string; notAfter: Date; pem: string }> = {};
 
 function certsmith(args: string[]): string {
-  return execFileSync(process.execPath, [CLI_PATH, ...args], { cwd: dir, env: process.env, encoding: 'utf8', timeout: 60_000 });
+  return execFileSync(process.execPath, [CLI_PATH, ...args], { cwd: dir, env: hsm.env, encoding: 'utf8', timeout: 60_000 });
 }
 
 function openssl(args: readonly string[]): Promise<string> {
@@ -37,20 +35,13 @@ function openssl(args: readonly string[]): Promise<string> {
 }
 
 beforeAll(async () => {
-  if (!modulePath) throw new Error('SoftHSMv2 is not installed: apt-get install softhsm2 (the .ci/run script does)');
-  dir = mkdtempSync(join(tmpdir(), 'certsmith-revocation-hsm-e2e-'));
-  execFileSync('mkdir', ['-p', join(dir, 'tokens')]);
-  writeFileSync(join(dir, 'softhsm2.conf'), `directories.tokendir = ${join(dir, 'tokens')}\nobjectstore.backend = file\nlog.level = ERROR\n`);
-  process.env['SOFTHSM2_CONF'] = join(dir, 'softhsm2.conf');
-  process.env['HSM_PIN'] = PIN;
-  execFileSync('softhsm2-util', ['--init-token', '--free', '--label', TOKEN, '--pin', PIN, '--so-pin', '97531'], { env: process.env });
-  const token = ['--module', modulePath, '--token-label', TOKEN, '--pin', 'env:HSM_PIN'];
+  hsm = createSoftHsmToken({ label: 'certsmith-revocation' });
+  dir = hsm.dir;
   const signers: Record<string, unknown> = {};
   for (const [label, ca] of Object.entries(LABELS)) {
-    certsmith(['hsm', 'genkey', ...token, '--key-label', ca.key, '--algo', ca.algo[0], '--size', ca.algo[1]]);
-    const initca = JSON.parse(certsmith(['hsm', 'initca', ...token, '--key-label', ca.key, '--cn', `HSM ${label} revocation CA`])) as { cert: string };
-    writeFileSync(join(dir, `${label}-ca.pem`), initca.cert);
-    signers[label] = { plugin: '@certsmith/signer-pkcs11', options: { module: modulePath, tokenLabel: TOKEN, keyLabel: ca.key, pin: 'env:HSM_PIN' } };
+    const { certificatePem } = await hsm.createCa({ keyLabel: ca.key, algo: ca.algo, size: ca.size, cn: `HSM ${label} revocation CA` });
+    writeFileSync(join(dir, `${label}-ca.pem`), certificatePem);
+    signers[label] = hsm.signer(ca.key);
   }
   writeFileSync(join(dir, 'certsmith.json'), JSON.stringify({ signers }));
   writeFileSync(join(dir, 'csr.json'), JSON.stringify({ CN: 'hsm.revocation.test', hosts: ['hsm.revocation.test'], key: { algo: 'ecdsa', size: 256 } }));
@@ -60,7 +51,7 @@ beforeAll(async () => {
     const parsed = parseCertificate(Buffer.from(cert.replace(/-----[^-]+-----|\s/g, ''), 'base64'));
     issued[label] = { serial: serialToDecimal(parsed.serialNumberHex.toLowerCase()), aki: toHex(parsed.authorityKeyId!).toLowerCase(), notAfter: parsed.notAfter, pem: cert };
   }
-  server = await startCertsmith(['--port', '0', '--workers', '1', '--loglevel', 'warn', '--config', join(dir, 'certsmith.json'), '--data-dir', join(dir, 'data'), '--ocsp-path', '/ocsp'], 60_000);
+  server = await startCertsmith(['--port', '0', '--workers', '1', '--loglevel', 'warn', '--config', join(dir, 'certsmith.json'), '--data-dir', join(dir, 'data'), '--ocsp-path', '/ocsp'], 60_000, hsm.env);
   for (const [label, leaf] of Object.entries(issued)) {
     const added = await post(server.url, 'certadd', {
       serial_number: leaf.serial,
@@ -76,7 +67,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await killAllCertsmith();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  hsm?.cleanup();
 });
 
 describe('revocation signed on SoftHSM by the running server', () => {
