@@ -4,8 +4,7 @@
  * openssl"). The keys are generated on the token and never leave it.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,16 +14,14 @@ import { buildCrl, buildOcspResponse, createOcspSigningIdentity, createRevocatio
 import type { Signer } from '@certsmith/signer-api';
 import { createSigner, createSignerContext, silentLogger } from '@certsmith/signer-api';
 import plugin, { createSelfSignedCaCertificate, generateKeyPair } from '@certsmith/signer-pkcs11';
-import { setUpSoftHsm } from '@certsmith/signer-pkcs11/test-support';
+
+import { createSoftHsmToken } from './helpers/softhsm.js';
 
 // SOFTHSM2_CONF must be set before the PKCS#11 module is loaded.
-const softHsm = setUpSoftHsm();
-const PIN = 'revocation-pin';
-softHsm.initToken('revocation', { pin: PIN });
-const context = createSignerContext({ configDir: softHsm.dir, env: { HSM_PIN: PIN }, logger: silentLogger });
-const token = { module: softHsm.modulePath, tokenLabel: 'revocation', pin: 'env:HSM_PIN' };
+const hsm = createSoftHsmToken({ label: 'revocation' });
+const context = createSignerContext({ configDir: hsm.dir, env: hsm.pinEnv, logger: silentLogger });
 
-const dir = mkdtempSync(join(tmpdir(), 'certsmith-revocation-hsm-'));
+const dir = hsm.dir;
 const signers: Signer[] = [];
 const cas = new Map<string, { pem: string; file: string; revocation: RevocationSigner }>();
 
@@ -35,9 +32,9 @@ function openssl(args: string[]): string {
 
 beforeAll(async () => {
   for (const [keyLabel, algorithm, size] of [['hsm-ec-ca', 'ecdsa', 384], ['hsm-rsa-ca', 'rsa', 2048]] as const) {
-    await generateKeyPair({ ...token, context, keyLabel, algorithm, size });
-    const ca = await createSelfSignedCaCertificate({ ...token, context, keyLabel, subject: { CN: `${keyLabel} root`, names: [{ O: 'certsmith' }] } });
-    const signer = await createSigner(plugin, { ...token, keyLabel }, context);
+    await generateKeyPair({ ...hsm.signerOptions(keyLabel), context, algorithm, size });
+    const ca = await createSelfSignedCaCertificate({ ...hsm.signerOptions(keyLabel), context, subject: { CN: `${keyLabel} root`, names: [{ O: 'certsmith' }] } });
+    const signer = await createSigner(plugin, hsm.signerOptions(keyLabel), context);
     signers.push(signer);
     const file = join(dir, `${keyLabel}.pem`);
     writeFileSync(file, ca.certificatePem);
@@ -47,8 +44,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(signers.map((signer) => signer.close()));
-  softHsm.cleanup();
-  rmSync(dir, { recursive: true, force: true });
+  hsm.cleanup();
 });
 
 describe('revocation signed on SoftHSM', () => {
