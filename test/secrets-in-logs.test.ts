@@ -1,7 +1,7 @@
 /**
  * Secrets never reach the logs: one full run of the built server with a config that has auth keys
- * (inline hex, `env:` and `file:`), a CA key given through `env:`, and — when SoftHSMv2 is installed —
- * a PKCS#11 signer whose PIN comes from the environment. The run issues keys (newcert, newkey),
+ * (inline hex, `env:` and `file:`), a CA key given through `env:`, and a PKCS#11 signer on a SoftHSMv2
+ * token (test/helpers/softhsm.ts) whose PIN comes from the environment. The run issues keys (newcert, newkey),
  * bundles with `private_key`, signs with authsign tokens, and sends bad requests that carry secrets
  * (wrong types, truncated JSON, credentials in headers and query strings). Then every byte the
  * process wrote (stdout and stderr, at `trace` level) is searched for every secret: private-key PEM
@@ -10,9 +10,8 @@
  * must not hold any private key the server generated: `newcert`/`newkey` keys exist only in the
  * response.
  */
-import { execFileSync } from 'node:child_process';
 import { createHash, createHmac, createPrivateKey, randomBytes } from 'node:crypto';
-import { readdir, readFile, stat, writeFile, mkdir } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,8 +19,8 @@ import { killAllCertsmith, spawnCertsmith } from './helpers/certsmith-process.js
 import type { CertsmithProcess } from './helpers/certsmith-process.js';
 import { createScratch, makeIntermediateCa, makeRootCa } from './fixtures-issue.js';
 import type { OpensslCa, Scratch } from './fixtures-issue.js';
-
-const SOFTHSM_MODULE = '/usr/lib/softhsm/libsofthsm2.so';
+import { createSoftHsmToken } from './helpers/softhsm.js';
+import type { SoftHsmToken } from './helpers/softhsm.js';
 
 /** A secret and the forms it could be written in. */
 interface Secret {
@@ -36,7 +35,7 @@ let server: CertsmithProcess & { url: string };
 let dataDir = '';
 let startedAt = 0;
 const otherOutput: string[] = []; // output of the CLI helper runs (hsm genkey/initca)
-let hsm: { pin: string; soPin: string } | null = null;
+let hsm: SoftHsmToken | undefined;
 
 const keyHex = {
   main: randomBytes(32).toString('hex'),
@@ -110,22 +109,6 @@ function authenticated(inner: object, hex: string): { timestamp: number; token: 
   return { timestamp: Math.floor(Date.now() / 1000), token, request: bytes.toString('base64') };
 }
 
-function softHsmAvailable(): boolean {
-  try {
-    execFileSync('softhsm2-util', ['--version'], { stdio: 'pipe' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
-  const child = spawnCertsmith(args, env);
-  const status = await child.waitForExit(60_000);
-  otherOutput.push(child.lines.join('\n'), child.stderr());
-  if (status.code !== 0) throw new Error(`certsmith ${args.join(' ')} failed (${status.code}): ${child.stderr()}`);
-}
-
 /** Every regular file under `dir` (bounded), for the data-dir scan. */
 async function filesUnder(dir: string, options: { newerThan?: number; depth?: number; limit?: number } = {}): Promise<string[]> {
   const out: string[] = [];
@@ -166,26 +149,16 @@ beforeAll(async () => {
   addAuthKey('auth key previous (file:)', keyHex.previous);
   await scratch.write('previous.hex', `${keyHex.previous}\n`);
 
-  const env: NodeJS.ProcessEnv = { ...process.env, SECRETS_CA_KEY: caKeyPem, SECRETS_ROTATING_KEY: keyHex.rotating };
+  // A PKCS#11 signer on a throw-away SoftHSM token, PIN by env (random PINs, so any hit is a leak).
+  hsm = createSoftHsmToken({ label: 'secrets' });
+  secrets.push({ name: 'HSM user PIN (env:HSM_PIN)', needles: [hsm.pin] }, { name: 'HSM SO PIN', needles: [hsm.soPin] });
+  otherOutput.push((await hsm.createCa({ keyLabel: 'ca', algo: 'ecdsa', cn: 'Secrets HSM CA' })).output);
+
+  const env: NodeJS.ProcessEnv = { ...hsm.env, SECRETS_CA_KEY: caKeyPem, SECRETS_ROTATING_KEY: keyHex.rotating };
   const signers: Record<string, unknown> = {
     default: { plugin: '@certsmith/signer-local', options: { certFile: issuing.certFile, keyFile: 'env:SECRETS_CA_KEY' } },
+    hsm: ['@certsmith/signer-pkcs11', hsm.signerOptions('ca')],
   };
-
-  // Optional: a PKCS#11 signer on a throw-away SoftHSM token, PIN by env.
-  if (softHsmAvailable()) {
-    hsm = { pin: `pin-${randomBytes(6).toString('hex')}`, soPin: `so-${randomBytes(6).toString('hex')}` };
-    secrets.push({ name: 'HSM user PIN (env:HSM_PIN)', needles: [hsm.pin] }, { name: 'HSM SO PIN', needles: [hsm.soPin] });
-    const hsmDir = scratch.path('softhsm');
-    await mkdir(join(hsmDir, 'tokens'), { recursive: true });
-    const conf = join(hsmDir, 'softhsm2.conf');
-    await writeFile(conf, `directories.tokendir = ${join(hsmDir, 'tokens')}\nobjectstore.backend = file\nlog.level = ERROR\n`);
-    Object.assign(env, { SOFTHSM2_CONF: conf, HSM_PIN: hsm.pin });
-    execFileSync('softhsm2-util', ['--init-token', '--free', '--label', 'secrets', '--pin', hsm.pin, '--so-pin', hsm.soPin], { env, stdio: 'pipe' });
-    const token = ['--module', SOFTHSM_MODULE, '--token-label', 'secrets', '--pin', 'env:HSM_PIN'];
-    await runCli(['hsm', 'genkey', ...token, '--key-label', 'ca', '--algo', 'ecdsa'], env);
-    await runCli(['hsm', 'initca', ...token, '--key-label', 'ca', '--cn', 'Secrets HSM CA'], env);
-    signers.hsm = ['@certsmith/signer-pkcs11', { module: SOFTHSM_MODULE, tokenLabel: 'secrets', keyLabel: 'ca', pin: 'env:HSM_PIN' }];
-  }
 
   const config = await scratch.write('certsmith.json', {
     signing: {
@@ -215,6 +188,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await killAllCertsmith();
   await scratch?.cleanup();
+  hsm?.cleanup();
 });
 
 describe('a full run of certsmith serve', () => {
@@ -281,14 +255,12 @@ describe('a full run of certsmith serve', () => {
     await post(`/api/v1/cfssl/nope?token=${queryToken}`, {});
     await post('newcert', { request: { CN: 'x', key: { algo: 'rsa', size: 1e9 } }, auth_key: keyHex.main, token: headerToken, private_key: rsaKey });
 
-    // --- the HSM signer, when available ---------------------------------------------------------------
-    if (hsm !== null) {
-      const viaHsm = await post('newcert', { request: { CN: 'hsm.example', hosts: ['hsm.example'] }, label: 'hsm' });
-      expect(viaHsm.status, viaHsm.text).toBe(200);
-      generatedKeys.push(viaHsm.body.result.private_key as string);
-      addPrivateKey('generated key (HSM-signed newcert)', viaHsm.body.result.private_key as string);
-      expect((await post('sign', { certificate_request: csr, label: 'hsm' })).status).toBe(200);
-    }
+    // --- the HSM signer -------------------------------------------------------------------------------
+    const viaHsm = await post('newcert', { request: { CN: 'hsm.example', hosts: ['hsm.example'] }, label: 'hsm' });
+    expect(viaHsm.status, viaHsm.text).toBe(200);
+    generatedKeys.push(viaHsm.body.result.private_key as string);
+    addPrivateKey('generated key (HSM-signed newcert)', viaHsm.body.result.private_key as string);
+    expect((await post('sign', { certificate_request: csr, label: 'hsm' })).status).toBe(200);
 
     // --- stop and collect everything the process wrote ----------------------------------------------
     server.child.kill('SIGTERM');
@@ -330,7 +302,7 @@ describe('a full run of certsmith serve', () => {
     console.log(
       `secrets: ${secrets.length} secrets (${secrets.reduce((n, s) => n + s.needles.length, 0)} forms) searched in ${output.length} bytes of output ` +
         `(${server.lines.length} stdout lines); ${dataFiles.length} data-dir files and ${recentTempFiles.length} new temp files scanned; ` +
-        `HSM signer: ${hsm === null ? 'not available' : 'yes'}; output sha256 ${createHash('sha256').update(output).digest('hex').slice(0, 12)}`,
+        `output sha256 ${createHash('sha256').update(output).digest('hex').slice(0, 12)}`,
     );
   }, 240_000);
 });
