@@ -26,6 +26,8 @@ import { fileURLToPath } from 'node:url';
 import { TestPki } from '@certsmith/test-pki';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { projectEnv, runInProject } from './helpers/project-command.js';
+
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 
 interface Manifest {
@@ -73,26 +75,6 @@ let consumer: string;
 let issuing: string;
 const pki = new TestPki();
 
-/** Child environment without the `npm_*` variables `npm test` exports (they point npm at the repo). */
-function childEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    const lower = key.toLowerCase();
-    if (lower.startsWith('vitest') || (lower.startsWith('npm_') && lower !== 'npm_config_cache' && lower !== 'npm_config_userconfig')) continue;
-    env[key] = value;
-  }
-  return env;
-}
-
-function run(command: string, args: readonly string[], cwd: string, timeoutMs = 90_000): Promise<{ stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    execFile(command, args, { cwd, env: childEnv(), timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`${command} ${args.join(' ')} failed in ${cwd}: ${error.message}\nstdout:\n${stdout.slice(0, 4000)}\nstderr:\n${stderr.slice(0, 4000)}`));
-      else resolve({ stdout, stderr });
-    });
-  });
-}
-
 /** Third-party packages the consumer project installs, packed from the repository's node_modules. */
 const THIRD_PARTY = ['undici', '@types/node', 'undici-types'];
 /** Third-party dependencies of the issuing libraries (signer-api: semver; issuer: re2js). */
@@ -113,16 +95,16 @@ beforeAll(async () => {
   await Promise.all([mkdir(tarballs), mkdir(consumer), mkdir(issuing)]);
 
   const workspaces = PUBLIC.flatMap((entry) => ['--workspace', entry.manifest.name]);
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', tarballs, ...workspaces], REPO);
+  const { stdout } = await runInProject('npm', ['pack', '--json', '--pack-destination', tarballs, ...workspaces], REPO);
   packs = new Map((JSON.parse(stdout) as PackResult[]).map((result) => [result.name, result]));
-  const thirdParty = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tarballs, ...[...THIRD_PARTY, ...ISSUING_THIRD_PARTY].map((name) => join(REPO, 'node_modules', name))], REPO);
+  const thirdParty = await runInProject('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tarballs, ...[...THIRD_PARTY, ...ISSUING_THIRD_PARTY].map((name) => join(REPO, 'node_modules', name))], REPO);
   for (const result of JSON.parse(thirdParty.stdout) as PackResult[]) packs.set(result.name, result);
 
   // The clean project: x509-core and chain-builder only (chain-builder's one workspace dependency
   // is x509-core), undici and @types/node as the repository has them.
   const tarball = (name: string): string => join(tarballs, packs.get(name)!.filename);
   await writeFile(join(consumer, 'package.json'), `${JSON.stringify({ name: 'chain-consumer', private: true, type: 'module' }, null, 2)}\n`);
-  await run(
+  await runInProject(
     'npm',
     [
       'install',
@@ -138,7 +120,7 @@ beforeAll(async () => {
 
   // A second clean project: the issuing libraries and their two small third-party dependencies.
   await writeFile(join(issuing, 'package.json'), `${JSON.stringify({ name: 'issuing-consumer', private: true, type: 'module' }, null, 2)}\n`);
-  await run(
+  await runInProject(
     'npm',
     ['install', '--offline', '--no-audit', '--no-fund', ...ISSUING.map(tarball), ...ISSUING_THIRD_PARTY.map(tarball)],
     issuing,
@@ -233,7 +215,7 @@ console.log(JSON.stringify({
 `,
     );
     // Plain node: no --conditions, so the exports map's development condition is not in play.
-    const { stdout } = await run(process.execPath, ['use.mjs'], consumer, 30_000);
+    const { stdout } = await runInProject(process.execPath, ['use.mjs'], consumer, 30_000);
     const output = JSON.parse(stdout) as Record<string, unknown>;
     const modules = join(consumer, 'node_modules', '@certsmith');
     expect(output['resolved']).toEqual([`file://${join(modules, 'x509-core', 'dist', 'index.js')}`, `file://${join(modules, 'chain-builder', 'dist', 'index.js')}`]);
@@ -263,7 +245,7 @@ if (leaf) {
 }
 `,
     );
-    await run(process.execPath, [join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], consumer, 100_000);
+    await runInProject(process.execPath, [join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], consumer, 100_000);
   });
 });
 
@@ -290,14 +272,14 @@ console.log(JSON.stringify({
 }));
 `,
     );
-    const { stdout } = await run(process.execPath, ['use.mjs'], issuing, 30_000);
+    const { stdout } = await runInProject(process.execPath, ['use.mjs'], issuing, 30_000);
     const output = JSON.parse(stdout) as { resolved: string[]; signerApi: string; ubiquityExports: number; caPem: string; certificatePem: string };
     expect(output.resolved.every((url) => url.startsWith(`file://${join(issuing, 'node_modules', '@certsmith')}/`) && url.endsWith('/dist/index.js'))).toBe(true);
     expect(output.signerApi).toBe('1.0.0');
     expect(output.ubiquityExports).toBeGreaterThan(0);
     await writeFile(join(issuing, 'ca.pem'), output.caPem);
     await writeFile(join(issuing, 'leaf.pem'), output.certificatePem);
-    const { stdout: verified } = await run('openssl', ['verify', '-CAfile', 'ca.pem', 'leaf.pem'], issuing, 15_000);
+    const { stdout: verified } = await runInProject('openssl', ['verify', '-CAfile', 'ca.pem', 'leaf.pem'], issuing, 15_000);
     expect(verified.trim()).toBe('leaf.pem: OK');
     expect(readdirSync(join(issuing, 'node_modules')).filter((name) => !name.startsWith('.')).sort()).toEqual(['@certsmith', 're2js', 'semver']);
     // The native ECDSA addon was compiled from the tarball at install, against this node.
@@ -309,7 +291,7 @@ describe('the certsmith command on a fresh clone', () => {
   /** Run a file directly (its shebang picks the interpreter); resolves with the exit code. */
   function execute(file: string, args: readonly string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
     return new Promise((resolve) => {
-      execFile(file, args, { cwd, env: childEnv(), timeout: 30_000, encoding: 'utf8' }, (error, stdout, stderr) => {
+      execFile(file, args, { cwd, env: projectEnv(), timeout: 30_000, encoding: 'utf8' }, (error, stdout, stderr) => {
         resolve({ code: error ? Number((error as NodeJS.ErrnoException & { code?: unknown }).code ?? 1) : 0, stdout, stderr });
       });
     });
@@ -319,14 +301,14 @@ describe('the certsmith command on a fresh clone', () => {
     // What a fresh clone holds of apps/server: its tracked files, so no dist/. Its dependencies are
     // left out (npm links bins whatever they are); the root is a workspace project like ours.
     const clone = join(work, 'clone');
-    const { stdout: tracked } = await run('git', ['ls-files', 'apps/server/package.json', 'apps/server/bin'], REPO);
+    const { stdout: tracked } = await runInProject('git', ['ls-files', 'apps/server/package.json', 'apps/server/bin'], REPO);
     const manifest = JSON.parse(readFileSync(join(REPO, 'apps/server/package.json'), 'utf8')) as Manifest & { bin: Record<string, string>; devDependencies?: unknown };
     expect(tracked.split('\n').filter(Boolean).sort()).toEqual(['apps/server/bin/certsmith.js', 'apps/server/package.json']);
     await mkdir(join(clone, 'apps/server/bin'), { recursive: true });
     await writeFile(join(clone, 'package.json'), `${JSON.stringify({ name: 'fresh-clone', private: true, workspaces: ['apps/server'] }, null, 2)}\n`);
     await writeFile(join(clone, 'apps/server/package.json'), `${JSON.stringify({ ...manifest, dependencies: {}, devDependencies: {} }, null, 2)}\n`);
     await writeFile(join(clone, 'apps/server/bin/certsmith.js'), readFileSync(join(REPO, 'apps/server/bin/certsmith.js')), { mode: 0o755 });
-    await run('npm', ['install', '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], clone);
+    await runInProject('npm', ['install', '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], clone);
 
     const link = join(clone, 'node_modules', '.bin', 'certsmith');
     expect(existsSync(link)).toBe(true);

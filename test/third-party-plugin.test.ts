@@ -9,7 +9,6 @@
  * (it is not installed anywhere in the repository) and issue through it; `openssl verify` checks the
  * result. npm pack/install run once in `beforeAll`.
  */
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -20,6 +19,7 @@ import { createTestCa } from '@certsmith/signer-testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { CLI_PATH, killAllCertsmith, parseLogLine, spawnCertsmith, startCertsmith } from './helpers/certsmith-process.js';
+import { runInProject } from './helpers/project-command.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const EXAMPLE = join(REPO, 'examples', 'signer-webcrypto');
@@ -29,33 +29,7 @@ let work: string;
 let project: string;
 let dataDir: string;
 
-/**
- * The environment for child npm/vitest processes: `npm test` exports `npm_*` variables (the repo's
- * prefix, the running script, workspace flags) that would make npm in the temporary project act on
- * the repository instead, and vitest exports `VITEST*` to its workers. The npm cache location and
- * user config are kept, so `--offline` reads the same cache `npm ci` filled.
- */
-function childEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    const lower = key.toLowerCase();
-    if (lower.startsWith('vitest') || (lower.startsWith('npm_') && lower !== 'npm_config_cache' && lower !== 'npm_config_userconfig')) continue;
-    env[key] = value;
-  }
-  return env;
-}
-
-/** Run a command, bounded; rejects with its output when it fails. */
-function run(command: string, args: readonly string[], cwd: string, timeoutMs = 90_000): Promise<{ stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    execFile(command, args, { cwd, env: childEnv(), timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024, encoding: 'utf8' }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`${command} ${args.join(' ')} failed in ${cwd}: ${error.message}\nstdout:\n${stdout}\nstderr:\n${stderr}`));
-      else resolve({ stdout, stderr });
-    });
-  });
-}
-
-const npm = (args: readonly string[], cwd: string) => run('npm', args, cwd);
+const npm = (args: readonly string[], cwd: string) => runInProject('npm', args, cwd);
 
 async function writeConfig(name: string, signers: Record<string, unknown>): Promise<string> {
   const path = join(project, name);
@@ -76,7 +50,7 @@ async function postJson(url: string, body: unknown): Promise<{ status: number; j
 async function opensslVerify(leafPem: string, name: string): Promise<string> {
   const leafFile = join(work, `${name}.pem`);
   await writeFile(leafFile, leafPem);
-  const { stdout } = await run('openssl', ['verify', '-CAfile', join(project, 'ca.pem'), leafFile], work, 15_000);
+  const { stdout } = await runInProject('openssl', ['verify', '-CAfile', join(project, 'ca.pem'), leafFile], work, 15_000);
   return stdout.trim();
 }
 
@@ -188,7 +162,7 @@ describe("the example plugin's own suite", () => {
     // The author's workflow inside this repository: its vitest config has no certsmith-internal
     // conditions, so signer-api and the testkit load from their built dist/ like published packages.
     const vitest = join(REPO, 'node_modules', 'vitest', 'vitest.mjs');
-    const { stdout } = await run(process.execPath, [vitest, 'run', '--root', EXAMPLE, '--reporter', 'json'], EXAMPLE, 90_000);
+    const { stdout } = await runInProject(process.execPath, [vitest, 'run', '--root', EXAMPLE, '--reporter', 'json'], EXAMPLE, 90_000);
     const report = JSON.parse(stdout.slice(stdout.indexOf('{'))) as { success: boolean; numFailedTests: number; numPassedTests: number; numTotalTestSuites: number };
     expect(report).toMatchObject({ success: true, numFailedTests: 0 });
     expect(report.numPassedTests).toBeGreaterThan(50);
