@@ -7,8 +7,8 @@
  * the next requests succeed at once, and the server's RSS stays bounded with no growth across bursts.
  */
 import { X509Certificate, createPrivateKey } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { residentSetBytes } from './helpers/process-rss.js';
 import { killAllCertsmith, parseLogLine } from './helpers/certsmith-process.js';
 import { createScratch, makeRootCa, post, startServer, verifyCertificate } from './fixtures-issue.js';
 import type { Envelope, OpensslCa, Scratch, Server } from './fixtures-issue.js';
@@ -35,13 +35,6 @@ afterAll(async () => {
   await killAllCertsmith();
   await scratch?.cleanup();
 });
-
-/** VmRSS of the server process, in bytes. */
-function rssOf(pid: number): number {
-  const match = /^VmRSS:\s+(\d+)\s+kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  if (match === null) throw new Error(`no VmRSS for ${pid}`);
-  return Number(match[1]) * 1024;
-}
 
 function newcertBody(commonName: string): object {
   return { request: { CN: commonName, hosts: [commonName], key: { algo: 'rsa', size: 2048 } } };
@@ -140,7 +133,7 @@ describe('overload', () => {
         expect(answer.status).toBe(200);
         expect(certificateProblem(answer.envelope, name)).toBeNull();
       }
-      rssAfterBurst.push(rssOf(pid));
+      rssAfterBurst.push(residentSetBytes(pid));
     }
 
     for (const rss of rssAfterBurst) expect(rss).toBeLessThan(RSS_LIMIT_BYTES);

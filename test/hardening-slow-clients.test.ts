@@ -17,13 +17,13 @@
  *
  * No sleeps: every wait is for an event (connect, data, close) and bounded.
  */
-import { readFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScratch } from './fixtures-issue.js';
 import type { Scratch } from './fixtures-issue.js';
+import { residentSetBytes } from './helpers/process-rss.js';
 import { killAllCertsmith, startCertsmith } from './helpers/certsmith-process.js';
 import type { StartedCertsmith } from './helpers/certsmith-process.js';
 
@@ -56,13 +56,6 @@ afterAll(async () => {
   await killAllCertsmith();
   await scratch?.cleanup();
 });
-
-/** VmRSS of the server process, in bytes. */
-function rssOf(pid: number): number {
-  const match = /^VmRSS:\s+(\d+)\s+kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  if (match === null) throw new Error(`no VmRSS for ${pid}`);
-  return Number(match[1]) * 1024;
-}
 
 /** One stalled client: what it received, and how its connection ended. */
 interface Stalled {
@@ -141,7 +134,7 @@ describe('stalled clients', () => {
       // While all of them are held, /health is answered (GET and HEAD), before any stalled client is cut.
       const probes = [];
       for (let i = 0; i < HEALTH_PROBES; i++) probes.push(await probeHealth(i % 2 === 0 ? 'GET' : 'HEAD'));
-      rssPeak = Math.max(rssPeak, rssOf(server.child.pid!));
+      rssPeak = Math.max(rssPeak, residentSetBytes(server.child.pid!));
       expect(probes.map((probe) => probe.status)).toEqual(Array.from({ length: HEALTH_PROBES }, () => '200'));
       expect(Math.max(...probes.map((probe) => probe.at))).toBeLessThan(await firstCut);
 
@@ -154,7 +147,7 @@ describe('stalled clients', () => {
         const expected = index % 2 === 0 ? `request headers were not received within ${HEADERS_TIMEOUT_MS} ms` : `request body was not received within ${BODY_TIMEOUT_MS} ms`;
         expect(envelopeOf(outcome.raw)).toEqual({ success: false, result: null, errors: [{ code: 408, message: expected }], messages: [] });
       }
-      rssAfterRound.push(rssOf(server.child.pid!));
+      rssAfterRound.push(residentSetBytes(server.child.pid!));
     }
     console.log(`slow clients: RSS after each round ${rssAfterRound.map((bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`).join(', ')}; peak while held ${(rssPeak / 1024 / 1024).toFixed(1)} MiB`);
     expect(rssAfterRound.at(-1)! - rssAfterRound[0]!).toBeLessThan(RSS_GROWTH_LIMIT_BYTES);
