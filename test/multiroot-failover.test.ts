@@ -7,6 +7,7 @@ import type { MultirootSigner } from '@certsmith/signer-multiroot';
 import plugin from '@certsmith/signer-multiroot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { within } from './helpers/within.js';
 import type { MultirootFixture, RestartableMultirootca } from './peers/multiroot-fixture.js';
 import { createMultirootFixture, startRestartableMultirootca } from './peers/multiroot-fixture.js';
 
@@ -24,21 +25,12 @@ async function sign(commonName: string): Promise<string> {
   return certificatePem;
 }
 
-/** Wait (bounded) until `condition` holds. */
-async function waitUntil(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 /**
  * Assert how many certificates `peer` signed. The log line reaches us through a pipe, possibly after
  * the HTTP answer, so wait (bounded) for the count before comparing.
  */
 async function expectSignatures(peer: RestartableMultirootca, count: number): Promise<void> {
-  await waitUntil(() => peer.countSignatures('a') >= count, 2_000).catch(() => undefined);
+  await within(2_000, async () => peer.countSignatures('a') >= count).catch(() => undefined);
   expect(peer.countSignatures('a')).toBe(count);
 }
 
@@ -101,7 +93,7 @@ describe('signRequest failover', () => {
     await expectSignatures(first, 1);
     await expectSignatures(second, 3);
     // …and tried first again once the period ends.
-    await waitUntil(() => signer.remoteStates()[0]?.down === false, 2 * BACKOFF_MS);
+    await within(2 * BACKOFF_MS, async () => signer.remoteStates()[0]?.down === false);
     expect((await fixture.verifyIssuedBy(await sign('first-again.example'), 'a')).ok).toBe(true);
     await expectSignatures(first, 2);
     await expectSignatures(second, 3);
