@@ -9,8 +9,9 @@
  *   two serials alike;
  * - `/metrics` from either process counts each certificate once (the store's gauges are the
  *   leader's);
- * - PostgreSQL stopped: both processes answer newcert with a coded 503 and Retry-After; started
- *   again: both issue again, certsmith not restarted;
+ * - PostgreSQL stopped: both processes answer newcert with a coded 503 and Retry-After, and so does
+ *   a forked process started meanwhile (replacing one killed); started again: both issue again,
+ *   certsmith not restarted;
  * - a revocation through one process reaches both processes' OCSP answers and CRLs (each follows
  *   the change feed on its own connection);
  * - SIGTERM: both processes close (their pools with them), exit 0, no session left in PostgreSQL;
@@ -51,8 +52,11 @@ const issued: string[] = [];
 
 const logs = (): Record<string, unknown>[] => server.lines.map(parseLogLine).filter((line): line is Record<string, unknown> => line !== null);
 
-/** The pids of the serving processes, the leader's first (each logs `listening` once). */
-const servingPids = (): number[] => [...new Set(logs().filter((line) => line['msg'] === 'listening').map((line) => line['pid'] as number))];
+/** The pids of the serving processes, the leader's first (each logs `listening` once; the leader logs a worker's exit). */
+const servingPids = (): number[] => {
+  const exited = new Set(logs().filter((line) => line['msg'] === 'worker process exited; starting another').map((line) => line['worker']));
+  return [...new Set(logs().filter((line) => line['msg'] === 'listening').map((line) => line['pid'] as number))].filter((pid) => !exited.has(pid));
+};
 
 /** The pids that logged a finished `operation` request with `status`, among log lines from index `from`. */
 const pidsAnswered = (operation: string, status: number, from = 0): Set<unknown> =>
@@ -221,12 +225,12 @@ describe('serve --processes 2 on PostgreSQL', () => {
     }
   });
 
-  it('answers coded 503s with Retry-After from both processes while PostgreSQL is down, and both issue again once it is back', async () => {
+  it('answers coded 503s with Retry-After from both processes while PostgreSQL is down — a replaced process too — and both issue again once it is back', async () => {
     await cluster.stopServerAsync();
     let from: number;
-    try {
+    /** Eight newcerts on fresh connections, which alternate between the two processes: each answers four, all coded 503s. */
+    const expectCoded503s = async (): Promise<void> => {
       from = server.lines.length;
-      // Fresh connections alternate between the two processes: four each.
       const replies = [];
       for (let index = 0; index < 8; index++) replies.push(await api('newcert', newcertRequest(`down${index}.processes-pg.test`)));
       for (const reply of replies) {
@@ -234,6 +238,17 @@ describe('serve --processes 2 on PostgreSQL', () => {
         expect(Number(reply.retryAfter), reply.text).toBeGreaterThanOrEqual(1);
       }
       await answeredByBoth('newcert', 503, from);
+    };
+    try {
+      await expectCoded503s();
+      // A forked process that dies while the database is down is replaced, and the replacement
+      // starts (it connects on its first query, not at start-up) and answers as the others do.
+      const victim = servingPids()[1]!;
+      process.kill(victim, 'SIGKILL');
+      await server.waitForLine((line) => parseLogLine(line)?.['msg'] === 'worker process exited; starting another' && parseLogLine(line)?.['worker'] === victim, 30_000);
+      await within(30_000, async () => servingPids().length === 2);
+      expect(servingPids()).not.toContain(victim);
+      await expectCoded503s();
     } finally {
       await cluster.startServerAsync();
     }
