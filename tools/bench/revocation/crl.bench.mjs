@@ -21,19 +21,19 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createPrivateKey } from 'node:crypto';
+import { readBenchOptions } from '../bench-options.mjs';
+
+// Read before the packages load and the CA keys are made: `--help` and a bad option need no build and cost nothing.
+const { entries, rounds } = readBenchOptions(import.meta.url, {
+  entries: { type: 'integer', default: 100_000, min: 1 },
+  // At least one timed round after the warm-up: the medians need one.
+  rounds: { type: 'integer', default: 3, min: 1 },
+}, { nodeFlags: '--expose-gc' });
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const { buildCrl, createRevocationSigner } = await import(join(here, '../../../packages/revocation/dist/index.js'));
 const { algorithmsForKeyObject, signWithKeyObject } = await import(join(here, '../../../packages/signer-api/dist/index.js'));
 const { decodePemBlock } = await import(join(here, '../../../packages/x509-core/dist/index.js'));
-
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const index = args.indexOf(`--${name}`);
-  return index === -1 ? fallback : Number(args[index + 1]);
-};
-const entries = option('entries', 100_000);
-const rounds = option('rounds', 3);
 const gc = globalThis.gc ?? (() => {});
 
 const dir = mkdtempSync(join(tmpdir(), 'crl-bench-'));

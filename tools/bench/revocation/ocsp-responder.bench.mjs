@@ -18,19 +18,22 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readBenchOptions } from '../bench-options.mjs';
+
+// Read before the packages load and the CA key is made: `--help` and a bad option need no build and cost nothing.
+const options = readBenchOptions(import.meta.url, {
+  // At least one: requests pick their serial modulo the number of responses.
+  responses: { type: 'integer', default: 10_000, min: 1 },
+  // At least one: the results are per request.
+  requests: { type: 'integer', default: 200_000, min: 1 },
+});
+const responseCount = options.responses;
+const requestCount = options.requests;
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const revocation = await import(join(here, '../../../packages/revocation/dist/index.js'));
 const { algorithmsForKeyObject, signWithKeyObject } = await import(join(here, '../../../packages/signer-api/dist/index.js'));
 const { decodePemBlock, derSequence, derTlv, Tag } = await import(join(here, '../../../packages/x509-core/dist/index.js'));
-
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const index = args.indexOf(`--${name}`);
-  return index === -1 ? fallback : Number(args[index + 1]);
-};
-const responseCount = option('responses', 10_000);
-const requestCount = option('requests', 200_000);
 
 const dir = mkdtempSync(join(tmpdir(), 'ocsp-bench-'));
 let pem;
