@@ -17,17 +17,17 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readBenchOptions } from '../bench-options.mjs';
 import { writeOcspWorkload, wrkScript } from '../compare/ocsp.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const index = args.indexOf(`--${name}`);
-  return index === -1 ? fallback : Number(args[index + 1]);
-};
-const seconds = option('seconds', 4);
-const rounds = option('rounds', 3);
-const concurrency = option('concurrency', 16);
+const { seconds, rounds, concurrency } = readBenchOptions(import.meta.url, {
+  // wrk's -d takes whole seconds.
+  seconds: { type: 'integer', default: 4, min: 1 },
+  rounds: { type: 'integer', default: 3, min: 1 },
+  // wrk needs at least one connection per thread (-t1).
+  concurrency: { type: 'integer', default: 16, min: 1 },
+});
 const ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
 /** User and kernel CPU milliseconds of a process (all its threads). */
