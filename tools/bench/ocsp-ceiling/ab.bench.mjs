@@ -11,37 +11,40 @@
  *   npm run build
  *   /work/bin/quiet node tools/bench/ocsp-ceiling/ab.bench.mjs --base /tmp/base [--rounds 5]
  *     [--seconds 3] [--layouts pinned,shared] [--workers 2] [--get-post]
+ *
+ * `--seconds` is whole seconds (wrk's -d), `--workers` 1–64 (ocspserve's own range).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readBenchOptions } from '../bench-options.mjs';
 import { median } from '../compare/load.mjs';
 import { checkAnswers, runWrkRound, startOcspServer, writeOcspWorkload, wrkScript } from '../compare/ocsp.mjs';
 import { createSignerCa } from '../compare/pki.mjs';
 import { runBenchScript } from '../compare/servers.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const index = args.indexOf(`--${name}`);
-  return index === -1 ? fallback : args[index + 1];
-};
-const base = option('base', undefined);
-if (base === undefined) {
-  console.error('usage: ab.bench.mjs --base DIR [--rounds 5] [--seconds 3] [--layouts pinned,shared] [--get-post]');
-  process.exit(1);
-}
+const options = readBenchOptions(import.meta.url, {
+  // Checked here: a checkout without a build would otherwise fail only after the workload is made.
+  base: { type: 'string', value: 'DIR', required: true, check: (dir) => (existsSync(join(resolve(dir), 'apps/server/dist/cli.js')) ? undefined : `--base must be a built certsmith checkout: no apps/server/dist/cli.js in ${resolve(dir)}`) },
+  rounds: { type: 'integer', default: 5, min: 1 },
+  seconds: { type: 'integer', default: 3, min: 1 },
+  layouts: { type: 'list', default: 'pinned,shared', choices: ['pinned', 'shared'] },
+  workers: { type: 'integer', default: 2, min: 1, max: 64 },
+  'get-post': { type: 'boolean' },
+});
+const base = options.base;
 const builds = [
   { key: 'A (this checkout)', repoRoot: join(here, '../../..') },
   { key: `B (${base})`, repoRoot: resolve(base) },
 ];
-const rounds = Number(option('rounds', 5));
-const seconds = Number(option('seconds', 3));
-const layouts = option('layouts', 'pinned,shared').split(',');
-const methods = args.includes('--get-post') ? 'get-post' : 'post';
+const rounds = options.rounds;
+const seconds = options.seconds;
+const layouts = options.layouts;
+const methods = options['get-post'] ? 'get-post' : 'post';
 /** `--workers N` for the shared layout (default 2, ocspserve's default here); pinned is always 1. */
-const sharedWorkers = option('workers', '2');
+const sharedWorkers = String(options.workers);
 
 async function main() {
   console.log(`${availableParallelism()} × ${cpus()[0]?.model}, Node ${process.version}, load average ${loadavg().map((n) => n.toFixed(2)).join(' ')}`);

@@ -31,8 +31,10 @@
  *
  *   npm run build
  *   /work/bin/quiet node tools/bench/ocsp-ceiling/ceiling.bench.mjs [--rounds 3] [--seconds 3]
- *     [--warmup 1] [--layouts shared,pinned] [--servers haproxy,http1-static,net-floor,cfssl,certsmith]
- *     [--json FILE]
+ *     [--warmup 1] [--concurrency 16] [--layouts shared,pinned]
+ *     [--servers haproxy,http1-static,net-floor,cfssl,certsmith] [--json FILE]
+ *
+ * `--seconds` and `--warmup` are whole seconds (wrk's -d; `--warmup 0` skips the warm-up).
  *
  * Results and their reading: docs/performance.md, "The ceiling on this machine".
  */
@@ -42,6 +44,7 @@ import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { prepareOcspResponse } from '@certsmith/revocation';
+import { readBenchOptions } from '../bench-options.mjs';
 import { median } from '../compare/load.mjs';
 import { checkAnswers, runWrkRound, startOcspServer, writeOcspWorkload, wrkScript } from '../compare/ocsp.mjs';
 import { createSignerCa } from '../compare/pki.mjs';
@@ -49,18 +52,23 @@ import { certsmithNodeFlags, findFreePort, runBenchScript, stopChild, tail, trac
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const repoRoot = join(here, '../../..');
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const index = args.indexOf(`--${name}`);
-  return index === -1 ? fallback : args[index + 1];
-};
-const rounds = Number(option('rounds', 3));
-const seconds = Number(option('seconds', 3));
-const warmupSeconds = Number(option('warmup', 1));
-const concurrency = Number(option('concurrency', 16));
-const layouts = option('layouts', 'shared,pinned').split(',');
-const serverKinds = option('servers', 'haproxy,http1-static,net-floor,cfssl,certsmith').split(',');
-const jsonFile = option('json', undefined);
+const SERVER_KINDS = ['haproxy', 'http1-static', 'net-floor', 'cfssl', 'certsmith'];
+const options = readBenchOptions(import.meta.url, {
+  rounds: { type: 'integer', default: 3, min: 1 },
+  seconds: { type: 'integer', default: 3, min: 1 },
+  warmup: { type: 'integer', default: 1, min: 0 },
+  concurrency: { type: 'integer', default: 16, min: 1 },
+  layouts: { type: 'list', default: 'shared,pinned', choices: ['shared', 'pinned'] },
+  servers: { type: 'list', default: SERVER_KINDS.join(','), choices: SERVER_KINDS },
+  json: { type: 'string', value: 'FILE' },
+});
+const rounds = options.rounds;
+const seconds = options.seconds;
+const warmupSeconds = options.warmup;
+const concurrency = options.concurrency;
+const layouts = options.layouts;
+const serverKinds = options.servers;
+const jsonFile = options.json;
 
 /** CPUs of the pinned layout. */
 const WRK_CPU = '0';
