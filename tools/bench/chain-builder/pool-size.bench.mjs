@@ -32,14 +32,15 @@ import {
   parseCertificate,
   parseCertificates,
 } from '@certsmith/x509-core';
+import { readBenchOptions } from '../bench-options.mjs';
 
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
-};
-const EXTRA = option('extra', 12_000);
-const ROUNDS = option('rounds', 7);
+const options = readBenchOptions(import.meta.url, {
+  // 0 is allowed: B is then A again, a check of the harness itself.
+  extra: { type: 'integer', default: 12_000, min: 0 },
+  rounds: { type: 'integer', default: 7, min: 1 },
+}, { nodeFlags: '--expose-gc' });
+const EXTRA = options.extra;
+const ROUNDS = options.rounds;
 const TRUST = new URL('../../../../shared/trust/', import.meta.url);
 const now = new Date('2026-11-22T12:00:00Z');
 
