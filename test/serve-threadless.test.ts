@@ -95,3 +95,25 @@ describe('certsmith serve --workers 0', () => {
     expect(value(/^certsmith_worker_tasks_total\{task="issue.sign-in-worker",outcome="success"\} (\S+)$/m)).toBe(1);
   });
 });
+
+describe('certsmith serve --workers 0 with a broken trust file', () => {
+  // Without worker threads the event loop reads the trust files; with them a prestarted worker
+  // does, and a reading that fails there is done again by the server (cli.ts): either way a broken
+  // file must be reported alike.
+  it('stops start-up with the same message and exit code as with worker threads', async () => {
+    const broken = await scratch.write('broken-metadata.json', '{"name":');
+    const failures = await Promise.all(
+      ['0', '1'].map(async (workers) => {
+        // prettier-ignore
+        const child = spawnCertsmith([
+          'serve', '--port', '0', '--processes', '1', '--workers', workers, '--data-dir', scratch.path(`data-broken-${workers}`),
+          '--ca-bundle', TRUST_FILES.caBundle, '--int-bundle', TRUST_FILES.intBundle, '--metadata', broken,
+        ]);
+        return { exit: await child.waitForExit(), stderr: child.stderr() };
+      }),
+    );
+    expect(failures[0]!.exit).toEqual({ code: 2, signal: null });
+    expect(failures[0]!.stderr).toMatch(/^certsmith: --metadata: .* \(code 4003\)\n$/);
+    expect(failures[0]).toEqual(failures[1]);
+  });
+});
