@@ -5,7 +5,7 @@
  * Unlike the tests' cluster, fsync stays on: commit latency is part of what is measured.
  */
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,7 +40,7 @@ process.once('exit', () => {
   }
 });
 
-/** Start a cluster; returns `{ dataSource(db), createDatabase(db), stop() }`. */
+/** Start a cluster; returns `{ createDatabase(db), serverPid(), stop() }`. */
 export async function startThrowawayPostgres() {
   const bin = binDir();
   const base = mkdtempSync(join(tmpdir(), 'certsmith-bench-pg-'));
@@ -67,6 +67,10 @@ export async function startThrowawayPostgres() {
     createDatabase(name) {
       run('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-c', `CREATE DATABASE ${name}`]);
       return `postgres://postgres@127.0.0.1:${port}/${name}?sslmode=disable`;
+    },
+    /** The postmaster's pid: its process tree (servers.mjs `processTree`) is every backend, for CPU readings. */
+    serverPid() {
+      return Number(readFileSync(join(base, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
     },
     stop,
   };

@@ -11,7 +11,9 @@
  * (or any name starting with it) starts Debian's `cfssl serve` instead. Reported per variant: req/s,
  * p50/p99, CPU ms per request, cores busy (server CPU per second), the machine's idle cores, the load
  * generator's cores, and — from the last round — each busy thread's cores and µs per request (the
- * event loop is the thread whose id is the process id; with worker processes, each process's). Used for docs/adr/0001-worker-pool.md.
+ * event loop is the thread whose id is the process id; with worker processes, each process's). With `--postgres` each
+ * certsmith variant records into its own database of a throwaway PostgreSQL cluster, whose CPU per
+ * request is reported too. Used for docs/adr/0001-worker-pool.md and 0004.
  */
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -19,13 +21,14 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
-import { createClient, runRound, summarise } from './load.mjs';
+import { createClient, median, runRound, summarise } from './load.mjs';
 import { BUNDLE_PATH, NEWCERT_PATH, bundleBody, newcertBody } from './operations.mjs';
 import { createSignerCa, generateBenchPki, writeTrustFiles } from './pki.mjs';
 import { describeMachine, formatMachine } from './report.mjs';
 import { runWrkRound, wrkPostScript } from './ocsp.mjs';
-import { processTree, stopAllServers } from './servers.mjs';
+import { processTree, readCpuMs, stopAllServers } from './servers.mjs';
 import { parseVariant, startVariant } from './variant-spec.mjs';
+import { startThrowawayPostgres } from '../cert-store/throwaway-postgres.mjs';
 
 const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
 const { values, positionals } = parseArgs({
@@ -39,11 +42,14 @@ const { values, positionals } = parseArgs({
     trust: { type: 'string', default: '/work/shared/trust' },
     // `node` (load.mjs, as run.mjs) or `wrk` (a few µs of CPU per request: leaves the cores to the servers).
     client: { type: 'string', default: 'node' },
+    // A throwaway PostgreSQL cluster (fsync on): each certsmith variant without --db-config/--no-store
+    // of its own records into a fresh database of it; its CPU per request is reported beside the server's.
+    postgres: { type: 'boolean', default: false },
   },
   allowPositionals: true,
 });
 if (positionals.length === 0) {
-  process.stderr.write('usage: variants.mjs [--op newcert-ecdsa|newcert-rsa|bundle-generated] [--concurrency 16] [--rounds 6] [--duration 3] VARIANT...\n');
+  process.stderr.write('usage: variants.mjs [--op newcert-ecdsa|newcert-rsa|bundle-generated] [--concurrency 16] [--rounds 6] [--duration 3] [--warmup 4] [--client node|wrk] [--postgres] VARIANT...\n');
   process.exit(2);
 }
 
@@ -79,6 +85,8 @@ function threadName(tid, pids) {
 
 const workDir = mkdtempSync(join(tmpdir(), 'certsmith-variants-'));
 const variants = [];
+/** @type {Awaited<ReturnType<typeof startThrowawayPostgres>> | undefined} */
+let postgres;
 try {
   process.stderr.write(`${formatMachine(describeMachine(REPO_ROOT))}\n`);
   const ca = createSignerCa(workDir);
@@ -93,9 +101,16 @@ try {
   const [path, bodies] = cells[values.op] ?? [];
   if (path === undefined) throw new Error(`--op must be one of ${Object.keys(cells).join(', ')}`);
   const concurrency = Number(values.concurrency);
-  for (const spec of positionals) {
+  if (values.postgres) postgres = await startThrowawayPostgres();
+  for (const [index, spec] of positionals.entries()) {
     const variant = parseVariant(spec, REPO_ROOT);
-    variant.server = await startVariant(variant, { files, workDir });
+    const extraArgs = [];
+    if (postgres !== undefined && variant.kind === 'certsmith' && !variant.flags.some((flag) => flag === '--db-config' || flag === '--no-store')) {
+      const dbConfig = join(workDir, `variant-${index}.db-config.json`);
+      writeFileSync(dbConfig, JSON.stringify({ driver: 'postgres', data_source: postgres.createDatabase(`variant_${index}`) }));
+      extraArgs.push('--db-config', dbConfig);
+    }
+    variant.server = await startVariant(variant, { files, workDir, extraArgs });
     variant.client = createClient(variant.server.url);
     variant.rounds = [];
     variants.push(variant);
@@ -112,9 +127,11 @@ try {
   for (let round = 0; round < Number(values.rounds); round++) {
     for (const variant of round % 2 === 0 ? variants : [...variants].reverse()) {
       const before = threadCpuMs(variant.server.pid);
+      const postgresBefore = postgres === undefined ? NaN : readCpuMs(postgres.serverPid());
       const started = performance.now();
       const result = await measure(variant, Number(values.duration) * 1000);
       const elapsed = performance.now() - started;
+      result.postgresCpuMsPerRequest = (readCpuMs(postgres?.serverPid() ?? 0) - postgresBefore) / Math.max(1, result.ok);
       const pids = processTree(variant.server.pid);
       result.threads = [...threadCpuMs(variant.server.pid)]
         .map(([tid, ms]) => ({ thread: threadName(tid, pids), cores: (ms - (before.get(tid) ?? 0)) / elapsed, usPerRequest: ((ms - (before.get(tid) ?? 0)) * 1000) / Math.max(1, result.ok) }))
@@ -125,17 +142,19 @@ try {
   }
   console.log(`${values.op} c=${concurrency}, ${values.client} client, ${values.rounds} × ${values.duration} s rounds, load average ${loadavg()[0].toFixed(1)} at the end`);
   console.log('');
-  console.log('| variant | req/s | p50 ms | p99 ms | CPU ms/req | cores busy | idle cores | load generator cores | errors | peak RSS MB | threads (last round): cores, µs/req |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
+  const postgresColumn = postgres === undefined ? '' : ' PostgreSQL CPU ms/req |';
+  console.log(`| variant | req/s | p50 ms | p99 ms | CPU ms/req | cores busy | idle cores | load generator cores | errors | peak RSS MB |${postgresColumn} threads (last round): cores, µs/req |`);
+  console.log(`|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|${postgresColumn === '' ? '' : '---:|'}---|`);
   for (const variant of variants) {
     const s = summarise(variant.rounds);
     const threads = variant.rounds.at(-1).threads.map((t) => `${t.thread} ${t.cores.toFixed(2)}, ${t.usPerRequest.toFixed(0)}`).join('; ');
     console.log(
-      `| ${variant.name} | ${s.rps.toFixed(0)} | ${s.p50Ms.toFixed(2)} | ${s.p99Ms.toFixed(2)} | ${s.cpuMsPerRequest.toFixed(3)} | ${s.serverCores.toFixed(2)} | ${s.machineIdleCores.toFixed(2)} | ${s.clientCores.toFixed(2)} | ${s.errors} | ${(s.peakRssBytes / 2 ** 20).toFixed(0)} | ${threads} |`,
+      `| ${variant.name} | ${s.rps.toFixed(0)} | ${s.p50Ms.toFixed(2)} | ${s.p99Ms.toFixed(2)} | ${s.cpuMsPerRequest.toFixed(3)} | ${s.serverCores.toFixed(2)} | ${s.machineIdleCores.toFixed(2)} | ${s.clientCores.toFixed(2)} | ${s.errors} | ${(s.peakRssBytes / 2 ** 20).toFixed(0)} |${postgres === undefined ? '' : ` ${median(variant.rounds.map((r) => r.postgresCpuMsPerRequest)).toFixed(3)} |`} ${threads} |`,
     );
   }
 } finally {
   for (const variant of variants) await variant.client?.close();
   await stopAllServers();
+  postgres?.stop();
   rmSync(workDir, { recursive: true, force: true });
 }
