@@ -10,11 +10,12 @@
  * event-loop turn's rows in one transaction, on the event loop, with the same connection settings.
  *
  * What still goes over the channel, to the owner's store, row by row so each gets the owner's outcome:
- * - a batch that meets the write lock held by another connection (the other processes' writers, the
- *   owner's thread doing a revoke, a tidy or the OCSP refresh, `cfssl`): this connection's busy
- *   timeout is zero and it begins `IMMEDIATE`, so the event loop never waits; the owner's store
- *   waits for the lock in its thread. A failed `BEGIN IMMEDIATE` or a rolled-back transaction writes
- *   nothing, so a row is never both here and there, and never lost;
+ * - a batch that still meets the write lock held by another connection (the other processes'
+ *   writers, the owner's thread doing a revoke, a tidy or the OCSP refresh, `cfssl`) after being
+ *   tried again for a few turns (`CallingThreadWriter.commit`): this connection's busy timeout is
+ *   zero and it begins `IMMEDIATE`, so the event loop never waits; the owner's store waits for the
+ *   lock in its thread. A failed `BEGIN IMMEDIATE` or a rolled-back transaction writes nothing, so a
+ *   row is never both here and there, and never lost;
  * - a batch with a failing row (a duplicate serial): the owner fails exactly that row, as before;
  * - every batch while the writer stands aside after slow commits (a slow disk), or when its
  *   connection cannot be opened;
@@ -105,7 +106,7 @@ export class DirectRecords {
   }
 
   async #write(items: DirectItem[]): Promise<Array<BatchOutcome<CertificateRecord>>> {
-    if (this.#writer.write(items.map((item) => item.row))) {
+    if (await this.#writer.commit(items.map((item) => item.row))) {
       this.#rowsSinceNotice += items.length;
       if (this.#rowsSinceNotice >= CHECKPOINT_EVERY_ROWS) {
         this.#owner.checkpoint(this.#rowsSinceNotice);

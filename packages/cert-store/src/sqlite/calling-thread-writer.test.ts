@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { issuedCertificateFields } from '../certificate-row.js';
 import type { IssuedCertificateFields } from '../model.js';
 import { testIssuer } from '../test-support/certificates.js';
-import { CHECKPOINT_EVERY_ROWS, COMMITS_JUDGED, CallingThreadWriter, SLOW_COMMIT_MS, SLOW_DISK_PAUSE_MS, supportsCallingThreadWriter } from './calling-thread-writer.js';
+import { BUSY_RETRY_ATTEMPTS, CHECKPOINT_EVERY_ROWS, COMMITS_JUDGED, CallingThreadWriter, SLOW_COMMIT_MS, SLOW_DISK_PAUSE_MS, supportsCallingThreadWriter } from './calling-thread-writer.js';
 import { parseSqliteDataSource } from './sqlite-database.js';
 import { openInlineExecutor } from './sqlite-executor.js';
 import type { SqliteExecutor } from './sqlite-executor.js';
@@ -35,9 +35,11 @@ async function harness(options: { clock?: () => number } = {}) {
     },
     close: () => inner.close(),
   };
-  const store = new SqliteStore(executor, { writer: new CallingThreadWriter(source, options) });
+  const writer = new CallingThreadWriter(source, options);
+  const store = new SqliteStore(executor, { writer });
   return {
     file,
+    writer,
     store,
     calls,
     holdThreadInserts(until: Promise<void>) {
@@ -65,22 +67,41 @@ describe('SqliteStore with a calling-thread writer', () => {
     await h.store.close();
   });
 
-  it('hands the batch to the thread when another connection holds the write lock, and the thread waits for it', async () => {
-    const h = await harness();
+  it(`hands the batch to the thread when another connection holds the write lock for ${BUSY_RETRY_ATTEMPTS} attempts, and the thread waits for it`, async () => {
+    // A stopped clock: the attempts, not the time, end the retries.
+    const h = await harness({ clock: () => 0 });
     await h.store.recordCertificate({ certificate: issuer.leaf('warm.example').der });
+    const attempts = vi.spyOn(h.writer, 'write');
     const other = new Database(h.file);
     other.exec('BEGIN IMMEDIATE');
     let release!: () => void;
     h.holdThreadInserts(new Promise<void>((resolve) => (release = resolve)));
     const leaf = issuer.leaf('locked.example');
     const recording = h.store.recordCertificate({ certificate: leaf.der, label: 'locked' });
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    // Bounded: 1,000 ms at most; the retries take ≈BUSY_RETRY_ATTEMPTS ms.
+    for (let waited = 0; waited < 1000 && !h.calls.includes('insertCertificates'); waited += 1) await new Promise((resolve) => setTimeout(resolve, 1));
     expect(h.calls).toContain('insertCertificates');
+    expect(attempts).toHaveBeenCalledTimes(BUSY_RETRY_ATTEMPTS);
     other.exec('COMMIT');
     other.close();
     release();
     const record = await recording;
     expect(await h.store.getCertificate(record.serial, record.authorityKeyId)).toMatchObject({ label: 'locked' });
+    await h.store.close();
+  });
+
+  it('commits here a batch whose lock is released within a few turns, without the thread', async () => {
+    const h = await harness({ clock: () => 0 });
+    await h.store.recordCertificate({ certificate: issuer.leaf('warm2.example').der });
+    const other = new Database(h.file);
+    other.exec('BEGIN IMMEDIATE');
+    const recording = h.store.recordCertificate({ certificate: issuer.leaf('briefly.example').der, label: 'briefly' });
+    for (let turn = 0; turn < 3; turn += 1) await new Promise<void>((resolve) => setImmediate(resolve));
+    other.exec('COMMIT');
+    other.close();
+    const record = await recording;
+    expect(h.calls).not.toContain('insertCertificates');
+    expect(await h.store.getCertificate(record.serial, record.authorityKeyId)).toMatchObject({ label: 'briefly' });
     await h.store.close();
   });
 

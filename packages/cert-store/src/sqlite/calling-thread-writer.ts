@@ -11,9 +11,12 @@
  * What stays off the event loop:
  * - waiting for a lock: this connection's busy timeout is zero and it begins `IMMEDIATE`; when
  *   another writer holds the database (a revoke or the OCSP refresh in the store's thread, another
- *   process such as `certsmith revoke` or `cfssl`), the batch goes to the store's thread, which
- *   waits for the lock as before. So does a batch with any failing row (a duplicate), so each row
- *   gets the thread's exact outcome;
+ *   process of `serve --processes N` committing its own rows, `certsmith revoke`, `cfssl`), the
+ *   batch is tried again in the next turn and then every millisecond — another writer's commit of
+ *   issued rows holds the lock for ≈0.5 ms — for at most {@link BUSY_RETRY_MS} ({@link BUSY_RETRY_ATTEMPTS} attempts), then goes
+ *   to the store's thread (or, in a forked process, to the owner: `remote/direct-records.ts`),
+ *   which waits for the lock as before. A batch with any failing row (a duplicate) goes there at
+ *   once, so each row gets the exact outcome;
  * - checkpoints: this connection's automatic checkpoint is only a backstop; the store asks its
  *   thread to checkpoint (`PASSIVE`, concurrent with these commits) every
  *   {@link CHECKPOINT_EVERY_ROWS} rows written here.
@@ -52,6 +55,19 @@ export const COMMITS_JUDGED = 32;
 /** How long the writer stands aside after its commits were slow. */
 export const SLOW_DISK_PAUSE_MS = 30_000;
 
+/**
+ * Attempts at most (the first included) to commit here a batch that met another writer's lock.
+ * Trying costs a few µs, while handing the batch on costs a wake-up of the store's thread or an IPC
+ * round trip (≈250–300 µs of CPU, docs/performance.md); the time limit {@link BUSY_RETRY_MS} usually
+ * ends the retries first.
+ */
+export const BUSY_RETRY_ATTEMPTS = 8;
+/** How long (ms) a batch that met another writer's lock is tried here at most before it is handed on. */
+export const BUSY_RETRY_MS = 5;
+
+/** What one attempt to commit a batch here did; nothing is written unless `committed`. */
+export type CallingThreadWrite = 'committed' | 'busy' | 'refused';
+
 /** True when `source` can have a calling-thread writer (see the module comment). */
 export function supportsCallingThreadWriter(source: SqliteSource): boolean {
   // parseSqliteDataSource names every in-memory source `:memory:`.
@@ -78,23 +94,43 @@ export class CallingThreadWriter {
   }
 
   /**
-   * Commit `rows` in one transaction here; `false` — nothing written — when this connection cannot
-   * take the write lock at once, a row fails, or the connection cannot be opened: send them to the
-   * store's thread.
+   * Commit `rows` in one transaction here, trying again on later turns while another writer holds
+   * the lock; `false` — nothing written — when the lock stayed taken ({@link BUSY_RETRY_MS},
+   * {@link BUSY_RETRY_ATTEMPTS}), a row fails, the writer stands aside (slow commits) or the connection
+   * cannot be opened: hand them to a writer that waits for the lock.
    */
-  write(rows: readonly CertificateRow[]): boolean {
-    if (this.clock() < this.pausedUntil) return false;
-    const operations = this.open();
-    if (operations === null) return false;
+  async commit(rows: readonly CertificateRow[]): Promise<boolean> {
+    let outcome = this.write(rows);
+    if (outcome !== 'busy') return outcome === 'committed';
     const started = this.clock();
-    if (!operations.insertCertificatesAtOnce(rows)) return false;
+    // Bounded: BUSY_RETRY_ATTEMPTS attempts.
+    for (let attempt = 2; attempt <= BUSY_RETRY_ATTEMPTS; attempt += 1) {
+      // The first retry in the next turn (under load, a turn often outlasts the other commit), the
+      // next ones a millisecond apart: an idle event loop turns in microseconds, and trying again
+      // that fast would spin for as long as the other writer holds the lock.
+      await new Promise<void>((resolve) => (attempt === 2 ? setImmediate(resolve) : setTimeout(resolve, 1)));
+      outcome = this.write(rows);
+      if (outcome !== 'busy') return outcome === 'committed';
+      if (this.clock() - started >= BUSY_RETRY_MS) return false;
+    }
+    return false;
+  }
+
+  /** One attempt to commit `rows` here, at once (see {@link commit}). */
+  write(rows: readonly CertificateRow[]): CallingThreadWrite {
+    if (this.clock() < this.pausedUntil) return 'refused';
+    const operations = this.open();
+    if (operations === null) return 'refused';
+    const started = this.clock();
+    const outcome = operations.insertCertificatesAtOnce(rows);
+    if (outcome !== 'committed') return outcome === 'busy' ? 'busy' : 'refused';
     this.commitMs.push(this.clock() - started);
     if (this.commitMs.length === COMMITS_JUDGED) {
       const sorted = this.commitMs.sort((a, b) => a - b);
       if (sorted[COMMITS_JUDGED / 2]! > SLOW_COMMIT_MS) this.pausedUntil = this.clock() + SLOW_DISK_PAUSE_MS;
       this.commitMs.length = 0;
     }
-    return true;
+    return 'committed';
   }
 
   private open(): SqliteOperations | null {

@@ -146,11 +146,12 @@ export class SqliteOperations {
 
   /**
    * Insert a batch of rows in one transaction, only if this connection can take the write lock at
-   * once: `false` — nothing written — when another connection holds it (with a zero busy timeout)
-   * or any row fails. The caller then hands the batch to {@link insertCertificates} elsewhere, which
-   * waits for the lock and reports each row's outcome (see `calling-thread-writer.ts`).
+   * once: `committed`; `busy` — nothing written — when another connection holds it (with a zero busy
+   * timeout); `failed` — nothing written — when a row or the commit fails. The caller then tries
+   * again later or hands the batch to {@link insertCertificates} elsewhere, which waits for the lock
+   * and reports each row's outcome (see `calling-thread-writer.ts`).
    */
-  insertCertificatesAtOnce(rows: readonly CertificateRow[]): boolean {
+  insertCertificatesAtOnce(rows: readonly CertificateRow[]): 'committed' | 'busy' | 'failed' {
     const insertRow = this.rowInserter();
     try {
       this.db
@@ -158,9 +159,12 @@ export class SqliteOperations {
           for (const row of rows) insertRow(row);
         })
         .immediate();
-      return true;
-    } catch {
-      return false;
+      return 'committed';
+    } catch (error) {
+      // SQLITE_BUSY and its extended codes: `BEGIN IMMEDIATE` met another writer (the transaction
+      // was never opened, or was rolled back whole).
+      const code = (error as { code?: unknown }).code;
+      return typeof code === 'string' && code.startsWith('SQLITE_BUSY') ? 'busy' : 'failed';
     }
   }
 

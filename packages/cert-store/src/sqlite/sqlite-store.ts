@@ -66,7 +66,7 @@ export class SqliteStore implements Store {
   }
 
   private async writeRows(rows: CertificateRow[]): Promise<Array<BatchOutcome<CertificateRecord>>> {
-    if (this.writer?.write(rows) === true) {
+    if (this.writer !== null && (await this.writer.commit(rows))) {
       this.checkpointFor(rows.length);
       return rows.map((row) => ({ ok: true, value: rowToRecord(row) }));
     }
