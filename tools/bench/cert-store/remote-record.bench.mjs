@@ -5,7 +5,7 @@
  * recording in the process that owns it. Run `npx tsc -b tsconfig.json` first; through
  * `/work/bin/quiet` on the shared machine:
  *
- *   node tools/bench/cert-store/remote-record.bench.mjs [rounds=400] [batch=16] [workers=1,2] [loops=1] [paceMs=0] [workUs=0] [groups=1]
+ *   node tools/bench/cert-store/remote-record.bench.mjs [rounds=400] [batch=16] [workers=1,2] [loops=1] [paceMs=0] [workUs=0] [groups=1] [commit=owner]
  *
  * Each round records `batch` certificates in one turn (as concurrent newcerts finishing together
  * would) and waits for them; the row's fields are read from the certificate before timing (issuing
@@ -19,6 +19,10 @@
  * HTTP load, instead of all in the turn their previous answers arrived — e.g. `1600 1 1,2 16 0 250`
  * is 16 requests at once per recorder. `groups` is the client's `maxRecordGroupsInFlight` (group
  * commit across the channel; `0`: no limit, every turn's records go at once, as before it).
+ * `commit` is where the recorders' rows are committed: `owner` (sent over the channel, as before) or
+ * `own` (`connectStore`'s `commitIssuedRowsTo`: each recorder commits on its own connection to the
+ * owner's file, and only batches that meet a lock or a failing row go to the owner), as
+ * `serve --processes N` does with SQLite since 2026-11-26.
  * `BENCH_CHILD_ARGS='--cpu-prof …'` profiles the recorders. Modes: `direct` (the owner's own event loop records) and `remote xN`
  * (N forked processes record through `connectStore`, each `batch` a round, at once). Reported: CPU
  * per row of the owner process (its SQLite thread included) and of the recording processes, their
@@ -45,6 +49,8 @@ const loops = Number(process.argv[5] ?? 1);
 const paceMs = Number(process.argv[6] ?? 0);
 const workUs = Number(process.argv[7] ?? 0);
 const groups = Number(process.argv[8] ?? 1);
+const commitWhere = process.argv[9] ?? 'owner';
+if (process.argv[2] !== 'worker' && commitWhere !== 'owner' && commitWhere !== 'own') throw new Error(`commit must be owner or own, not ${commitWhere}`);
 
 /** Spend `us` µs of CPU on this thread, as signing a request would. */
 function work(us) {
@@ -126,9 +132,11 @@ const cpuMs = (usage) => (usage.user + usage.system) / 1000;
 // ---- the recording process -------------------------------------------------------------------
 if (process.argv[2] === 'worker') {
   const maxRecordGroupsInFlight = Number(process.argv[3] ?? 1);
+  const ownerFile = process.argv[4];
   const client = store.connectStore(store.ipcChannel(process), {
     driver: 'sqlite3',
     maxRecordGroupsInFlight: maxRecordGroupsInFlight > 0 ? maxRecordGroupsInFlight : Number.MAX_SAFE_INTEGER,
+    ...(ownerFile === undefined ? {} : { commitIssuedRowsTo: { driver: 'sqlite3', dataSource: ownerFile } }),
   });
   let sent = 0;
   let sentCalls = 0;
@@ -193,7 +201,7 @@ async function main() {
   console.log(
     `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, Node ${process.version}; ${rounds} rounds of ${batch} records per recorder, ` +
       `${paceMs > 0 ? `one round every ${paceMs} ms` : `${loops} at once`}${workUs > 0 ? `, ${workUs} µs of work before each` : ''}; ` +
-      `record groups in flight: ${groups > 0 ? groups : 'no limit'} (recorders' CPU without the work)`,
+      `record groups in flight: ${groups > 0 ? groups : 'no limit'}; recorders' rows committed by the ${commitWhere === 'own' ? 'recorders themselves' : 'owner'} (recorders' CPU without the work)`,
   );
   let directPerRow;
   try {
@@ -209,12 +217,13 @@ async function main() {
       directPerRow = summary('direct', rounds * batch, owner, 0, latencies, '');
     }
     for (const count of workerCounts) {
-      const owner = await store.openStore({ driver: 'sqlite3', dataSource: join(dir, `remote-${count}.db`) });
+      const ownerFile = join(dir, `remote-${count}.db`);
+      const owner = await store.openStore({ driver: 'sqlite3', dataSource: ownerFile });
       const { NODE_OPTIONS: _ignored, ...env } = process.env;
       const children = [];
       const servers = [];
       for (let i = 0; i < count; i += 1) {
-        const child = fork(fileURLToPath(import.meta.url), ['worker', String(groups)], { serialization: 'advanced', env, execArgv: process.env.BENCH_CHILD_ARGS ? process.env.BENCH_CHILD_ARGS.split(' ') : [] });
+        const child = fork(fileURLToPath(import.meta.url), ['worker', String(groups), ...(commitWhere === 'own' ? [ownerFile] : [])], { serialization: 'advanced', env, execArgv: process.env.BENCH_CHILD_ARGS ? process.env.BENCH_CHILD_ARGS.split(' ') : [] });
         await new Promise((resolve) => child.once('message', resolve));
         servers.push(store.serveStore(owner, store.ipcChannel(child)));
         children.push(child);
