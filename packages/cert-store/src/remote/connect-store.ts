@@ -164,8 +164,8 @@ class RemoteStore implements Store {
     this.#direct = directRecords(options.commitIssuedRowsTo, {
       // Internal: a batch accepted before close() may still need the owner while the client closes.
       record: (sent) => this.#enqueue('recordCertificate', [sent]).then((issuedAt) => rowToRecord(issuedCertificateRow(sent, issuedAt as Date))),
-      checkpoint: (rows) => {
-        if (this.#failure === null) this.#sendCalls([{ id: 0, method: 'checkpoint', args: [rows] }]);
+      checkpoint: () => {
+        if (this.#failure === null) this.#sendCalls([{ id: 0, method: 'checkpoint', args: [] }]);
       },
     });
     this.#detach.push(channel.onMessage((message) => this.#receive(message)));

@@ -9,7 +9,7 @@ import type { DbConfig } from '../db-config.js';
 import { StoreClosedError } from '../errors.js';
 import type { IssuedCertificateFields } from '../model.js';
 import { openStore } from '../open-store.js';
-import { CHECKPOINT_EVERY_ROWS } from '../sqlite/calling-thread-writer.js';
+import { CHECKPOINT_EVERY_COMMITS, CHECKPOINT_EVERY_ROWS } from '../sqlite/calling-thread-writer.js';
 import { SqliteStore } from '../sqlite/sqlite-store.js';
 import type { Store } from '../store.js';
 import { testIssuer } from '../test-support/certificates.js';
@@ -141,15 +141,24 @@ describe('connectStore with commitIssuedRowsTo', () => {
   it(`tells the owner every ${CHECKPOINT_EVERY_ROWS} rows, and the owner's thread checkpoints`, async () => {
     const pair = await directPair();
     expect(pair.owner).toBeInstanceOf(SqliteStore);
-    const noted = vi.spyOn(pair.owner as SqliteStore, 'rowsCommittedElsewhere');
+    const noted = vi.spyOn(pair.owner as SqliteStore, 'checkpointForOthers');
     for (let batch = 0; batch < CHECKPOINT_EVERY_ROWS / 500 + 1; batch += 1) {
       await Promise.all(Array.from({ length: 500 }, async (_, i) => await pair.client.recordCertificate({ certificate: fields(batch * 500 + i) })));
     }
     await pair.client.ping();
     expect(sentMethods(pair.sent).filter((method) => method === 'checkpoint')).toHaveLength(1);
     expect(noted).toHaveBeenCalledOnce();
-    expect(noted).toHaveBeenCalledWith(CHECKPOINT_EVERY_ROWS);
     expect(await rowCount(pair.owner)).toBe(CHECKPOINT_EVERY_ROWS + 500);
+    await pair.closeAll();
+  });
+
+  it(`tells the owner every ${CHECKPOINT_EVERY_COMMITS} commits of few rows, whose WAL frames add up sooner`, async () => {
+    const pair = await directPair();
+    const noted = vi.spyOn(pair.owner as SqliteStore, 'checkpointForOthers');
+    for (let i = 0; i < CHECKPOINT_EVERY_COMMITS + 10; i += 1) await pair.client.recordCertificate({ certificate: fields(i) });
+    await pair.client.ping();
+    expect(sentMethods(pair.sent).filter((method) => method === 'checkpoint')).toHaveLength(1);
+    expect(noted).toHaveBeenCalledOnce();
     await pair.closeAll();
   });
 

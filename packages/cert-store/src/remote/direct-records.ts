@@ -22,9 +22,10 @@
  * - everything that is not an issued row: reads, revoke, certadd, tidy, the change feed, OCSP.
  *
  * Checkpoints stay the owner's: commits here never run one (the connection's automatic checkpoint is
- * only a backstop, at three times the store's interval); every {@link CHECKPOINT_EVERY_ROWS} rows
- * committed here the client tells the owner (`checkpoint`, a notice, not answered), whose store
- * thread runs a `PASSIVE` checkpoint as it does for its own calling-thread writer.
+ * only a backstop, at three times the store's interval); every 3,000 rows or 450 commits made here
+ * (`CallingThreadWriter.checkpointDue`) the client tells the owner (`checkpoint`, a notice, not
+ * answered), whose store thread runs a `PASSIVE` checkpoint as it does for its own calling-thread
+ * writer.
  *
  * Durability is the data source's (`synchronous`, FULL by default): a record resolves once its
  * row is committed. Change wake-ups need nothing: an issued row is `good`, which the change log does
@@ -35,7 +36,7 @@ import type { CertificateRow } from '../certificate-row.js';
 import type { DbConfig } from '../db-config.js';
 import type { CertificateRecord, RecordCertificateInput } from '../model.js';
 import { rowToRecord } from '../record-mapping.js';
-import { CHECKPOINT_EVERY_ROWS, CallingThreadWriter, supportsCallingThreadWriter } from '../sqlite/calling-thread-writer.js';
+import { CallingThreadWriter, supportsCallingThreadWriter } from '../sqlite/calling-thread-writer.js';
 import { parseSqliteDataSource } from '../sqlite/sqlite-database.js';
 import { TurnBatcher } from '../turn-batcher.js';
 import type { BatchOutcome } from '../turn-batcher.js';
@@ -51,8 +52,8 @@ const BATCHES_IN_FLIGHT = 4;
 export interface DirectRecordsOwner {
   /** Record one row through the owner's store (over the channel); resolves with the owner's record. */
   record(input: RecordCertificateInput): Promise<CertificateRecord>;
-  /** Tell the owner `rows` rows were committed here since the last notice: its thread should checkpoint. */
-  checkpoint(rows: number): void;
+  /** Tell the owner enough was committed here since the last notice: its thread should checkpoint. */
+  checkpoint(): void;
 }
 
 /** One record waiting for its turn's batch: the input (for the owner) and the row written here. */
@@ -85,7 +86,6 @@ export class DirectRecords {
   readonly #owner: DirectRecordsOwner;
   readonly #now: () => Date;
   readonly #batcher: TurnBatcher<DirectItem, CertificateRecord>;
-  #rowsSinceNotice = 0;
 
   constructor(writer: CallingThreadWriter, owner: DirectRecordsOwner, options: { now?: () => Date } = {}) {
     this.#writer = writer;
@@ -107,11 +107,7 @@ export class DirectRecords {
 
   async #write(items: DirectItem[]): Promise<Array<BatchOutcome<CertificateRecord>>> {
     if (await this.#writer.commit(items.map((item) => item.row))) {
-      this.#rowsSinceNotice += items.length;
-      if (this.#rowsSinceNotice >= CHECKPOINT_EVERY_ROWS) {
-        this.#owner.checkpoint(this.#rowsSinceNotice);
-        this.#rowsSinceNotice = 0;
-      }
+      if (this.#writer.checkpointDue()) this.#owner.checkpoint();
       return items.map((item) => ({ ok: true, value: rowToRecord(item.row) }));
     }
     const outcomes = await Promise.allSettled(items.map(async (item) => await this.#owner.record(item.input)));

@@ -153,8 +153,7 @@ export function serveStore(store: Store, channel: StoreChannel): StoreServer {
     } else if (call.method === 'checkpoint') {
       // A notice, not answered: the client committed rows to this store's WAL file on a connection
       // of its own (`direct-records.ts`); this store's thread checkpoints them with its own rows.
-      const rows = call.args[0];
-      if (store instanceof SqliteStore && typeof rows === 'number' && Number.isSafeInteger(rows) && rows > 0) store.rowsCommittedElsewhere(rows);
+      if (store instanceof SqliteStore) store.checkpointForOthers();
     } else if (call.method === 'alive') {
       // Liveness of this process, not of the store: answered even while store calls are slow.
       reply(sessionId, { id: call.id, ok: true, value: undefined });

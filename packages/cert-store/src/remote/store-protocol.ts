@@ -46,8 +46,8 @@ export const STORE_CALL_METHODS: ReadonlySet<string> = new Set(Object.keys(CALL_
  * once the owner's subscription is closed), `release` drops everything of the session (the client
  * closed; not answered), `alive` is answered by the owner's server at once, without the store (the
  * client's probe of an owner that has been silent while calls wait), `checkpoint` tells the owner
- * that the client committed `args[0]` issued rows to the owner's SQLite WAL itself, so the owner's
- * store should checkpoint (not answered; `direct-records.ts`).
+ * that the client committed enough issued rows to the owner's SQLite WAL itself that the owner's
+ * store should checkpoint it (not answered; `direct-records.ts`).
  */
 export type ProtocolMethod = 'watch' | 'unwatch' | 'release' | 'alive' | 'checkpoint';
 

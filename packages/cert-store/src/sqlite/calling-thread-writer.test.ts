@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { issuedCertificateFields } from '../certificate-row.js';
 import type { IssuedCertificateFields } from '../model.js';
 import { testIssuer } from '../test-support/certificates.js';
-import { BUSY_RETRY_ATTEMPTS, CHECKPOINT_EVERY_ROWS, COMMITS_JUDGED, CallingThreadWriter, SLOW_COMMIT_MS, SLOW_DISK_PAUSE_MS, supportsCallingThreadWriter } from './calling-thread-writer.js';
+import { BUSY_RETRY_ATTEMPTS, CHECKPOINT_EVERY_COMMITS, CHECKPOINT_EVERY_ROWS, COMMITS_JUDGED, CallingThreadWriter, SLOW_COMMIT_MS, SLOW_DISK_PAUSE_MS, supportsCallingThreadWriter } from './calling-thread-writer.js';
 import { parseSqliteDataSource } from './sqlite-database.js';
 import { openInlineExecutor } from './sqlite-executor.js';
 import type { SqliteExecutor } from './sqlite-executor.js';
@@ -128,6 +128,14 @@ describe('SqliteStore with a calling-thread writer', () => {
     expect(h.calls).not.toContain('insertCertificates');
     const counted = await h.store.countCertificates();
     expect(counted.reduce((sum, entry) => sum + entry.count, 0)).toBe(2 * CHECKPOINT_EVERY_ROWS + 500);
+    await h.store.close();
+  });
+
+  it(`asks the thread for a checkpoint every ${CHECKPOINT_EVERY_COMMITS} commits of one row`, async () => {
+    const h = await harness({ clock: () => 0 });
+    for (let i = 0; i < CHECKPOINT_EVERY_COMMITS + 10; i += 1) await h.store.recordCertificate({ certificate: fields(i) });
+    expect(h.calls.filter((call) => call === 'checkpoint')).toHaveLength(1);
+    expect(h.calls).not.toContain('insertCertificates');
     await h.store.close();
   });
 });

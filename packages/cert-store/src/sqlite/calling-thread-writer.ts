@@ -19,7 +19,8 @@
  *   once, so each row gets the exact outcome;
  * - checkpoints: this connection's automatic checkpoint is only a backstop; the store asks its
  *   thread to checkpoint (`PASSIVE`, concurrent with these commits) every
- *   {@link CHECKPOINT_EVERY_ROWS} rows written here.
+ *   {@link CHECKPOINT_EVERY_ROWS} rows or {@link CHECKPOINT_EVERY_COMMITS} commits written here
+ *   ({@link CallingThreadWriter.checkpointDue}).
  *
  * - long commits: a commit here waits for its `fsync` (≈0.1 ms on the test VM) and takes ≈0.5 ms
  *   for the ≈7 rows of a busy turn (1–2 ms while the server warms up; a disk that syncs in 5–10 ms
@@ -44,6 +45,14 @@ import { SqliteOperations } from './sqlite-operations.js';
  * issued row (docs/performance.md), about the 10,000 frames the thread's own connection checkpoints at.
  */
 export const CHECKPOINT_EVERY_ROWS = 3_000;
+/**
+ * Commits here between two checkpoints asked of the store's thread at most. A commit writes ≈20 WAL
+ * frames however few rows it holds (each index's leaf it touches), so one-row commits — light load,
+ * or requests that finish one per turn — grow the WAL ≈7 times faster per row than the ≈7-row
+ * commits of a busy server: by rows alone, the WAL reached this connection's backstop and a
+ * checkpoint ran on the event loop (a 78 ms round, docs/performance.md). 450 commits ≈ 10,000 frames.
+ */
+export const CHECKPOINT_EVERY_COMMITS = 450;
 
 /** Median time of the last {@link COMMITS_JUDGED} commits (ms) above which the writer leaves commits to the thread. */
 export const SLOW_COMMIT_MS = 4;
@@ -87,6 +96,8 @@ export class CallingThreadWriter {
   /** `performance.now()` until which batches go to the thread (slow commits). */
   private pausedUntil = 0;
   private readonly clock: () => number;
+  private rowsSinceCheckpoint = 0;
+  private commitsSinceCheckpoint = 0;
 
   constructor(source: SqliteSource, options: { clock?: () => number } = {}) {
     this.source = source;
@@ -124,6 +135,8 @@ export class CallingThreadWriter {
     const started = this.clock();
     const outcome = operations.insertCertificatesAtOnce(rows);
     if (outcome !== 'committed') return outcome === 'busy' ? 'busy' : 'refused';
+    this.rowsSinceCheckpoint += rows.length;
+    this.commitsSinceCheckpoint += 1;
     this.commitMs.push(this.clock() - started);
     if (this.commitMs.length === COMMITS_JUDGED) {
       const sorted = this.commitMs.sort((a, b) => a - b);
@@ -131,6 +144,17 @@ export class CallingThreadWriter {
       this.commitMs.length = 0;
     }
     return 'committed';
+  }
+
+  /**
+   * Whether the WAL this connection wrote since the last `true` calls for a checkpoint by the store's
+   * thread ({@link CHECKPOINT_EVERY_ROWS}, {@link CHECKPOINT_EVERY_COMMITS}); counting starts again.
+   */
+  checkpointDue(): boolean {
+    if (this.rowsSinceCheckpoint < CHECKPOINT_EVERY_ROWS && this.commitsSinceCheckpoint < CHECKPOINT_EVERY_COMMITS) return false;
+    this.rowsSinceCheckpoint = 0;
+    this.commitsSinceCheckpoint = 0;
+    return true;
   }
 
   private open(): SqliteOperations | null {

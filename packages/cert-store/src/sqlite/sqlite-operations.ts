@@ -29,6 +29,7 @@ import type {
 import { toCertificateRecord } from '../record-mapping.js';
 import type { RawCertificateRow } from '../record-mapping.js';
 import { formatSqliteTime, parseStoredTime } from '../timestamps.js';
+import { withWriteLock } from './write-lock-wait.js';
 
 const CERTIFICATE_COLUMNS = `CAST(serial_number AS TEXT) AS serial, CAST(authority_key_identifier AS TEXT) AS aki,
   CAST(ca_label AS TEXT) AS label, CAST(status AS TEXT) AS status, reason, expiry, revoked_at, CAST(pem AS TEXT) AS pem,
@@ -96,6 +97,7 @@ interface RawChange {
 export class SqliteOperations {
   private readonly db: Database.Database;
   private readonly statements = new Map<string, Database.Statement>();
+  private busyTimeout: number | undefined;
 
   constructor(db: Database.Database) {
     this.db = db;
@@ -108,6 +110,12 @@ export class SqliteOperations {
       this.statements.set(sql, statement);
     }
     return statement;
+  }
+
+  /** The connection's busy timeout (ms), as opened: how long {@link insertCertificates} waits for the write lock. */
+  private busyTimeoutMs(): number {
+    this.busyTimeout ??= Number(this.db.pragma('busy_timeout', { simple: true }));
+    return this.busyTimeout;
   }
 
   private guarded<T>(work: () => T): T {
@@ -124,10 +132,12 @@ export class SqliteOperations {
    */
   insertCertificates(rows: readonly CertificateRow[]): RowOutcome[] {
     const insertRow = this.rowInserter();
+    const busyTimeoutMs = this.busyTimeoutMs();
     try {
-      this.db.transaction(() => {
+      const insertAll = this.db.transaction(() => {
         for (const row of rows) insertRow(row);
-      })();
+      });
+      withWriteLock(this.db, busyTimeoutMs, () => insertAll.immediate());
       return rows.map(() => ({ ok: true }));
     } catch (error) {
       const mapped = sqliteError(error);
@@ -136,7 +146,7 @@ export class SqliteOperations {
     const insertOne = this.db.transaction(insertRow);
     return rows.map((row) => {
       try {
-        insertOne(row);
+        withWriteLock(this.db, busyTimeoutMs, () => insertOne.immediate(row));
         return { ok: true };
       } catch (error) {
         return { ok: false, error: toErrorPayload(sqliteError(error)) };

@@ -29,7 +29,6 @@ import { rowToRecord } from '../record-mapping.js';
 import type { Store } from '../store.js';
 import { TurnBatcher } from '../turn-batcher.js';
 import type { BatchOutcome } from '../turn-batcher.js';
-import { CHECKPOINT_EVERY_ROWS } from './calling-thread-writer.js';
 import type { CallingThreadWriter } from './calling-thread-writer.js';
 import type { SqliteExecutor } from './sqlite-executor.js';
 
@@ -51,7 +50,6 @@ export class SqliteStore implements Store {
   private readonly now: () => Date;
   /** Commits issued rows on this thread when it can (`calling-thread-writer.ts`); `null`: the executor does. */
   private readonly writer: CallingThreadWriter | null;
-  private rowsSinceCheckpoint = 0;
   private checkpointing: Promise<void> | null = null;
 
   constructor(executor: SqliteExecutor, options: { now?: () => Date; maxBatch?: number; writer?: CallingThreadWriter | null } = {}) {
@@ -67,7 +65,7 @@ export class SqliteStore implements Store {
 
   private async writeRows(rows: CertificateRow[]): Promise<Array<BatchOutcome<CertificateRecord>>> {
     if (this.writer !== null && (await this.writer.commit(rows))) {
-      this.checkpointFor(rows.length);
+      if (this.writer.checkpointDue()) this.checkpoint();
       return rows.map((row) => ({ ok: true, value: rowToRecord(row) }));
     }
     const outcomes = await this.executor.call('insertCertificates', rows);
@@ -77,20 +75,18 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * `rows` issued rows were committed to this store's WAL file by another connection that leaves
-   * checkpoints to this store (a process of `serve --processes N`, `remote/direct-records.ts`):
-   * they count toward the thread's next checkpoint as this thread's own writer's rows do.
+   * Another connection that leaves checkpoints to this store (a process of `serve --processes N`,
+   * `remote/direct-records.ts`) wrote enough to this store's WAL file to checkpoint it: the thread
+   * does, as for this store's own calling-thread writer.
    */
-  rowsCommittedElsewhere(rows: number): void {
-    this.checkpointFor(rows);
+  checkpointForOthers(): void {
+    this.checkpoint();
   }
 
-  /** Ask the thread to checkpoint what the calling-thread writer committed, every {@link CHECKPOINT_EVERY_ROWS} rows. */
-  private checkpointFor(rows: number): void {
-    this.rowsSinceCheckpoint += rows;
-    if (this.rowsSinceCheckpoint < CHECKPOINT_EVERY_ROWS || this.checkpointing !== null) return;
-    this.rowsSinceCheckpoint = 0;
-    // A checkpoint that fails (the store closing, a reader holding the WAL) is retried after the next rows.
+  /** Ask the thread to checkpoint (`PASSIVE`) what calling-thread writers committed; one at a time. */
+  private checkpoint(): void {
+    if (this.checkpointing !== null) return;
+    // A checkpoint that fails (the store closing, a reader holding the WAL) is retried when the next one is due.
     this.checkpointing = this.executor
       .call('checkpoint')
       .catch(() => undefined)
