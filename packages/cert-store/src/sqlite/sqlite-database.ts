@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import { DbConfigError } from '../errors.js';
 import type { SchemaConnection } from '../migrations/schema-connection.js';
 import { sqliteError } from './sqlite-operations.js';
+import { withWriteLock } from './write-lock-wait.js';
 
 /**
  * WAL frames between automatic checkpoints (SQLite's default is 1,000). Serials are random, so each
@@ -78,9 +79,14 @@ export function openSqliteDatabase(source: SqliteSource, options: OpenSqliteOpti
     throw sqliteError(error);
   }
   try {
-    db.pragma(`busy_timeout = ${source.busyTimeoutMs ?? options.busyTimeoutMs ?? 5000}`);
+    const busyTimeoutMs = source.busyTimeoutMs ?? options.busyTimeoutMs ?? 5000;
+    db.pragma(`busy_timeout = ${busyTimeoutMs}`);
     if (!source.readonly && source.filename !== ':memory:') {
-      db.pragma(`journal_mode = ${source.journalMode ?? 'WAL'}`);
+      // Switching a new file to WAL reads it, then needs its write lock: when another process opens
+      // the same new file at that moment (two instances, or `serve --processes` and `db migrate`),
+      // SQLite answers SQLITE_BUSY at once instead of calling the busy handler (it would deadlock),
+      // so the switch is tried again until the busy timeout, as a write would wait.
+      withWriteLock(db, busyTimeoutMs, () => db.pragma(`journal_mode = ${source.journalMode ?? 'WAL'}`));
       db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
     }
     db.pragma(`synchronous = ${source.synchronous ?? 'FULL'}`);
