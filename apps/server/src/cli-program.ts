@@ -10,7 +10,7 @@ import { parseKeyPoolSizes } from '@certsmith/issuer';
 import type { LogLevel, MinTlsVersion } from '@certsmith/http-api';
 import { acceptGoFlagsEverywhere } from './go-flags.js';
 import { LOG_LEVELS, logLevelOf } from './log-level.js';
-import { DEFAULT_PROCESSES, MAX_PROCESSES } from './cluster/process-count.js';
+import { DEFAULT_PROCESSES, MAX_DEFAULT_PROCESSES, MAX_PROCESSES } from './cluster/process-count.js';
 import { MAX_CONNECTIONS, MAX_TIMEOUT_MS, parseEndpointList } from './server-options.js';
 import { parseDurationMs, parseMigrationMode } from './store-settings.js';
 import type { MigrationMode } from '@certsmith/cert-store';
@@ -88,7 +88,7 @@ export function createProgram(handlers: CliHandlers): Command {
     .option('--data-dir <dir>', 'state directory (default: $XDG_DATA_HOME/certsmith or ~/.certsmith)')
     .option(
       '--processes <n>',
-      `processes serving the one port, each a whole server; the certificate store stays in this process (default: ${DEFAULT_PROCESSES})`,
+      `processes serving the one port, each a whole server; the certificate store stays in this process (default: one per CPU, at most ${MAX_DEFAULT_PROCESSES}; here ${DEFAULT_PROCESSES})`,
       integerParser(1, MAX_PROCESSES),
     )
     .addOption(

@@ -1,14 +1,22 @@
 /**
  * How many processes `certsmith serve` runs (`--processes N`, docs/adr/0004-http-threads.md), decided
- * by the executable before it loads anything else: with more than one, its process becomes the
- * primary and loads none of the server. Imported first thing: it must stay light.
+ * by the executable before it loads anything else: with more than one, the process started forks the
+ * others once it serves. Imported first thing: it must stay light (node:os is built in).
  */
+import { availableParallelism } from 'node:os';
 
 /** Largest `--processes`. */
 export const MAX_PROCESSES = 64;
 
-/** `--processes` when it is not given: one process, the layout of an embedded `startServer`. */
-export const DEFAULT_PROCESSES = 1;
+/** Most processes `serve` runs when `--processes` is not given, however many CPUs the machine has. */
+export const MAX_DEFAULT_PROCESSES = 8;
+
+/**
+ * `--processes` when it is not given: one serving process per CPU the process may use, at most
+ * {@link MAX_DEFAULT_PROCESSES} (as `ocspserve --workers`), so that `serve` keeps every core busy
+ * out of the box (ADR 0004: one event loop cannot). An embedded `startServer` is always one process.
+ */
+export const DEFAULT_PROCESSES = Math.min(availableParallelism(), MAX_DEFAULT_PROCESSES);
 
 /**
  * The process count `serve`'s command line asks for (`flags` as `readServeFlags` reads them, `args`
