@@ -24,8 +24,8 @@
  * Checkpoints stay the owner's: commits here never run one (the connection's automatic checkpoint is
  * only a backstop, at three times the store's interval); every 3,000 rows or 450 commits made here
  * (`CallingThreadWriter.checkpointDue`) the client tells the owner (`checkpoint`, a notice, not
- * answered), whose store thread runs a `PASSIVE` checkpoint as it does for its own calling-thread
- * writer.
+ * answered), whose store thread checkpoints (`sqlite/wal-checkpoint.ts`) as it does for its own
+ * calling-thread writer.
  *
  * Durability is the data source's (`synchronous`, FULL by default): a record resolves once its
  * row is committed. Change wake-ups need nothing: an issued row is `good`, which the change log does

@@ -18,7 +18,7 @@
  *   which waits for the lock as before. A batch with any failing row (a duplicate) goes there at
  *   once, so each row gets the exact outcome;
  * - checkpoints: this connection's automatic checkpoint is only a backstop; the store asks its
- *   thread to checkpoint (`PASSIVE`, concurrent with these commits) every
+ *   thread to checkpoint (`wal-checkpoint.ts`: without waiting for a lock, mostly concurrent with these commits) every
  *   {@link CHECKPOINT_EVERY_ROWS} rows or {@link CHECKPOINT_EVERY_COMMITS} commits written here
  *   ({@link CallingThreadWriter.checkpointDue}).
  *

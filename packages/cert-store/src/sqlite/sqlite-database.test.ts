@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { openSqliteDatabase, parseSqliteDataSource } from './sqlite-database.js';
+import { WAL_SIZE_LIMIT_BYTES, openSqliteDatabase, parseSqliteDataSource } from './sqlite-database.js';
 
 const require = createRequire(import.meta.url);
 
@@ -64,6 +64,18 @@ describe('openSqliteDatabase', () => {
       }
       await released;
       await holder.terminate();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('opens a file in WAL mode with the WAL size limit', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'certsmith-open-sqlite-'));
+    try {
+      const db = openSqliteDatabase({ filename: join(dir, 'certs.db'), readonly: false });
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(db.pragma('journal_size_limit', { simple: true })).toBe(WAL_SIZE_LIMIT_BYTES);
+      db.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

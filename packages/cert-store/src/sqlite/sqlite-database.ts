@@ -22,6 +22,17 @@ import { withWriteLock } from './write-lock-wait.js';
  */
 export const WAL_AUTOCHECKPOINT_PAGES = 10_000;
 
+/**
+ * Bytes a WAL file keeps after the WAL restarts (`journal_size_limit`; SQLite's default keeps it
+ * whole). A WAL grows by a frame per page a commit writes and is reused, not shrunk, from its start
+ * once a checkpoint copied all of it (`wal-checkpoint.ts`); a file grown past this (a burst that
+ * outran the checkpoints, the writers' 30,000-frame backstop of ≈124 MB) is cut back to it then.
+ * Above the ≈41 MB of {@link WAL_AUTOCHECKPOINT_PAGES} frames, so a WAL of the usual size is
+ * reused without being cut and grown again (docs/performance.md, "SQLite: cross-process page reads
+ * and WAL size").
+ */
+export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+
 /** A parsed SQLite data source. */
 export interface SqliteSource {
   /** File path, or `:memory:`. */
@@ -88,6 +99,7 @@ export function openSqliteDatabase(source: SqliteSource, options: OpenSqliteOpti
       // so the switch is tried again until the busy timeout, as a write would wait.
       withWriteLock(db, busyTimeoutMs, () => db.pragma(`journal_mode = ${source.journalMode ?? 'WAL'}`));
       db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
+      db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
     }
     db.pragma(`synchronous = ${source.synchronous ?? 'FULL'}`);
     db.pragma('foreign_keys = OFF');

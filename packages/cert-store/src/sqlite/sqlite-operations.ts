@@ -29,6 +29,7 @@ import type {
 import { toCertificateRecord } from '../record-mapping.js';
 import type { RawCertificateRow } from '../record-mapping.js';
 import { formatSqliteTime, parseStoredTime } from '../timestamps.js';
+import { checkpointWal } from './wal-checkpoint.js';
 import { withWriteLock } from './write-lock-wait.js';
 
 const CERTIFICATE_COLUMNS = `CAST(serial_number AS TEXT) AS serial, CAST(authority_key_identifier AS TEXT) AS aki,
@@ -189,11 +190,11 @@ export class SqliteOperations {
   }
 
   /**
-   * Copy the WAL into the database as far as no reader needs it, without waiting for anyone
-   * (`wal_checkpoint(PASSIVE)`): run here for the commits another connection made.
+   * Copy the WAL into the database as far as no reader needs it, and let it restart, without waiting
+   * for anyone (`wal-checkpoint.ts`): run here for the commits another connection made.
    */
   checkpoint(): void {
-    this.guarded(() => this.db.pragma('wal_checkpoint(PASSIVE)'));
+    this.guarded(() => checkpointWal(this.db));
   }
 
   getCertificate(serial: string, aki: string): CertificateRecord | null {

@@ -83,7 +83,7 @@ export class SqliteStore implements Store {
     this.checkpoint();
   }
 
-  /** Ask the thread to checkpoint (`PASSIVE`) what calling-thread writers committed; one at a time. */
+  /** Ask the thread to checkpoint (`wal-checkpoint.ts`) what calling-thread writers committed; one at a time. */
   private checkpoint(): void {
     if (this.checkpointing !== null) return;
     // A checkpoint that fails (the store closing, a reader holding the WAL) is retried when the next one is due.
