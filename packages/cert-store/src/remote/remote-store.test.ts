@@ -339,12 +339,16 @@ describe('connectStore: batching', () => {
         expect(error).toBeInstanceOf(StoreUnavailableError);
         expect(error.message).toBe('the certificate store did not answer within 200 ms');
       }
-      // The first group's timeout freed its place: the waiting record went then (and timed out there too).
-      expect(recordMessages()).toEqual([1, 1]);
+      // The first group's timeout freed its place: the waiting record went then (and timed out there
+      // too) — unless its own deadline, a few ms later, came in the same turn as the first one's (a
+      // loaded machine runs both overdue timers together): then it failed before it could go. Never
+      // was it sent with the first group, nor twice.
+      const sentBeforeOpening = recordMessages();
+      expect([[1], [1, 1]]).toContainEqual(sentBeforeOpening);
       await expect(pair.client.ping()).resolves.toBeUndefined();
       gated.open();
       await expect(pair.client.recordCertificate({ certificate: issuer.leaf('after.example').pem })).resolves.toMatchObject({ status: 'good' });
-      expect(recordMessages()).toEqual([1, 1, 1]);
+      expect(recordMessages()).toEqual([...sentBeforeOpening, 1]);
     } finally {
       gated.open();
       await pair.closeAll();
