@@ -18,8 +18,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createClient, median, runRound } from './load.mjs';
-import { BUNDLE_PATH, NEWCERT_PATH, bundleBody, newcertBody } from './operations.mjs';
-import { createSignerCa, generateBenchPki, writeTrustFiles } from './pki.mjs';
+import { prepareSingleCell } from './single-cell.mjs';
 import { describeMachine, formatMachine } from './report.mjs';
 import { stopAllServers } from './servers.mjs';
 import { parseVariant, startVariant } from './variant-spec.mjs';
@@ -39,23 +38,14 @@ const seconds = Number(values.seconds);
 const starts = Number(values.starts);
 const concurrency = Number(values.concurrency);
 if (positionals.length === 0 || !(seconds >= 1 && seconds <= 120) || !(starts >= 1 && starts <= 20) || !(concurrency >= 1 && concurrency <= 256)) {
-  process.stderr.write('usage: first-seconds.mjs [--op newcert-ecdsa|bundle-generated] [--concurrency 16] [--seconds 1–120] [--starts 1–20] VARIANT...\n');
+  process.stderr.write('usage: first-seconds.mjs [--op newcert-ecdsa|newcert-rsa|bundle-generated] [--concurrency 16] [--seconds 1–120] [--starts 1–20] VARIANT...\n');
   process.exit(2);
 }
 
 const workDir = mkdtempSync(join(tmpdir(), 'certsmith-first-seconds-'));
 try {
   process.stderr.write(`${formatMachine(describeMachine(REPO_ROOT))}\n`);
-  const ca = createSignerCa(workDir);
-  const pki = generateBenchPki();
-  const trust = writeTrustFiles({ dir: workDir, trustDir: values.trust, pki });
-  const files = { ca: ca.certFile, caKey: ca.keyFile, caBundle: trust.caBundle, intBundle: trust.intBundle, metadata: trust.metadata };
-  const cells = {
-    'newcert-ecdsa': [NEWCERT_PATH, [newcertBody()]],
-    'bundle-generated': [BUNDLE_PATH, [bundleBody(pki.leaf.pem + pki.intermediate.pem)]],
-  };
-  const [path, bodies] = cells[values.op] ?? [];
-  if (path === undefined) throw new Error(`--op must be one of ${Object.keys(cells).join(', ')}`);
+  const { files, path, bodies } = prepareSingleCell({ workDir, trustDir: values.trust, op: values.op });
   const variants = positionals.map((spec) => ({ ...parseVariant(spec, REPO_ROOT), perSecond: Array.from({ length: seconds }, () => []), readyMs: [] }));
   for (let start = 0; start < starts; start++) {
     for (const variant of start % 2 === 0 ? variants : [...variants].reverse()) {

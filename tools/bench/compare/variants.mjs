@@ -22,8 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { createClient, median, runRound, summarise } from './load.mjs';
-import { BUNDLE_PATH, NEWCERT_PATH, bundleBody, newcertBody } from './operations.mjs';
-import { createSignerCa, generateBenchPki, writeTrustFiles } from './pki.mjs';
+import { prepareSingleCell } from './single-cell.mjs';
 import { describeMachine, formatMachine } from './report.mjs';
 import { runWrkRound, wrkPostScript } from './ocsp.mjs';
 import { processTree, readCpuMs, stopAllServers } from './servers.mjs';
@@ -89,17 +88,7 @@ const variants = [];
 let postgres;
 try {
   process.stderr.write(`${formatMachine(describeMachine(REPO_ROOT))}\n`);
-  const ca = createSignerCa(workDir);
-  const pki = generateBenchPki();
-  const trust = writeTrustFiles({ dir: workDir, trustDir: values.trust, pki });
-  const files = { ca: ca.certFile, caKey: ca.keyFile, caBundle: trust.caBundle, intBundle: trust.intBundle, metadata: trust.metadata };
-  const cells = {
-    'newcert-ecdsa': [NEWCERT_PATH, [newcertBody()]],
-    'newcert-rsa': [NEWCERT_PATH, [newcertBody({ algo: 'rsa', size: 2048 })]],
-    'bundle-generated': [BUNDLE_PATH, [bundleBody(pki.leaf.pem + pki.intermediate.pem)]],
-  };
-  const [path, bodies] = cells[values.op] ?? [];
-  if (path === undefined) throw new Error(`--op must be one of ${Object.keys(cells).join(', ')}`);
+  const { files, path, bodies } = prepareSingleCell({ workDir, trustDir: values.trust, op: values.op });
   const concurrency = Number(values.concurrency);
   if (values.postgres) postgres = await startThrowawayPostgres();
   for (const [index, spec] of positionals.entries()) {
