@@ -19,10 +19,8 @@
  *
  * Bounded: every wait is for a log line, a count of answers or a condition, with a deadline.
  */
-import { execFile } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { readFile, readdir, readlink, writeFile } from 'node:fs/promises';
-import { request as httpRequest } from 'node:http';
+import { readFile, readdir, readlink } from 'node:fs/promises';
 import pg from 'pg';
 import { iterateCertificates, openStore, serialToDecimal } from '@certsmith/cert-store';
 import type { CertificateRecord, DbConfig } from '@certsmith/cert-store';
@@ -30,6 +28,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScratch, makeRootCa } from './fixtures-issue.js';
 import type { OpensslCa, Scratch } from './fixtures-issue.js';
 import { killAllCertsmith, parseLogLine, spawnCertsmith } from './helpers/certsmith-process.js';
+import { servingProcesses } from './helpers/serving-processes.js';
 import type { CertsmithProcess } from './helpers/certsmith-process.js';
 import { startPostgresCluster } from './helpers/postgres.js';
 import type { PostgresCluster } from './helpers/postgres.js';
@@ -50,76 +49,14 @@ let url: string;
 /** Every certificate a newcert returned. */
 const issued: string[] = [];
 
-const logs = (): Record<string, unknown>[] => server.lines.map(parseLogLine).filter((line): line is Record<string, unknown> => line !== null);
-
-/** The pids of the serving processes, the leader's first (each logs `listening` once; the leader logs a worker's exit). */
-const servingPids = (): number[] => {
-  const exited = new Set(logs().filter((line) => line['msg'] === 'worker process exited; starting another').map((line) => line['worker']));
-  return [...new Set(logs().filter((line) => line['msg'] === 'listening').map((line) => line['pid'] as number))].filter((pid) => !exited.has(pid));
-};
-
-/** The pids that logged a finished `operation` request with `status`, among log lines from index `from`. */
-const pidsAnswered = (operation: string, status: number, from = 0): Set<unknown> =>
-  new Set(
-    logs()
-      .slice(from)
-      .filter((line) => line['msg'] === 'request' && line['operation'] === operation && line['status'] === status)
-      .map((line) => line['pid']),
-  );
-
-/** Wait until both processes have logged a finished `operation` with `status` since log line `from` (log lines follow the answer by a few ms). */
-const answeredByBoth = (operation: string, status: number, from = 0): Promise<number> =>
-  within(5_000, async () => {
-    const pids = pidsAnswered(operation, status, from);
-    return servingPids().every((pid) => pids.has(pid));
-  });
-
-interface Reply {
-  status: number;
-  retryAfter: string | undefined;
-  text: string;
-  bytes: Buffer;
-}
-
-/** One request on a connection of its own: the leader hands new connections to the processes in turn. */
-function fresh(method: string, path: string, body?: unknown): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const request = httpRequest(`${url}${path}`, { method, agent: false, headers: payload === undefined ? {} : { 'content-type': 'application/json' }, timeout: 30_000 }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => {
-        const bytes = Buffer.concat(chunks);
-        const retryAfter = response.headers['retry-after'];
-        resolve({ status: response.statusCode!, retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, text: bytes.toString('utf8'), bytes });
-      });
-    });
-    request.on('timeout', () => request.destroy(new Error(`${method} ${path}: no answer`)));
-    request.on('error', reject);
-    request.end(payload);
-  });
-}
-
-async function api(operation: string, body: unknown): Promise<Reply & { envelope: { success: boolean; result: any; errors: Array<{ code: number; message: string }> } }> {
-  const reply = await fresh('POST', `/api/v1/cfssl/${operation}`, body);
-  return { ...reply, envelope: JSON.parse(reply.text) };
-}
+const { logs, servingPids, answeredByEach, fresh, api, newcert, expectRevocationReachesEach } = servingProcesses({
+  server: () => server,
+  url: () => url,
+  cwd: () => scratch.dir,
+  issued,
+});
 
 const newcertRequest = (name: string) => ({ request: { CN: name, hosts: [name], key: { algo: 'ecdsa', size: 256 } } });
-
-async function newcert(name: string): Promise<string> {
-  const { status, envelope } = await api('newcert', newcertRequest(name));
-  expect(status, JSON.stringify(envelope.errors)).toBe(200);
-  issued.push(envelope.result.certificate as string);
-  return envelope.result.certificate as string;
-}
-
-function run(command: string, args: readonly string[], input?: Buffer): Promise<string> {
-  return new Promise((resolve) => {
-    const child = execFile(command, [...args], { cwd: scratch.dir, encoding: 'utf8', timeout: 30_000 }, (_error, stdout, stderr) => resolve(`${stdout}${stderr}`));
-    if (input !== undefined) child.stdin!.end(input);
-  });
-}
 
 /**
  * The established TCP connections from process `pid` to PostgreSQL's port: its socket file
@@ -188,7 +125,7 @@ describe('serve --processes 2 on PostgreSQL', () => {
 
   it('issues concurrently through both processes: one row per certificate, serials never collide', async () => {
     const certificates = await Promise.all(Array.from({ length: 24 }, (_, index) => newcert(`p${index}.processes-pg.test`)));
-    await answeredByBoth('newcert', 200);
+    await answeredByEach('newcert', 200);
     const caCertificate = new X509Certificate(ca.certificatePem);
     const serials = certificates.map((pem) => {
       const certificate = new X509Certificate(pem);
@@ -214,7 +151,7 @@ describe('serve --processes 2 on PostgreSQL', () => {
 
   it('answers /metrics from either process counting each certificate once', async () => {
     const scrapes = await Promise.all([fresh('GET', '/metrics'), fresh('GET', '/metrics')]);
-    await answeredByBoth('metrics', 200);
+    await answeredByEach('metrics', 200);
     const newcerts = logs().filter((line) => line['msg'] === 'request' && line['operation'] === 'newcert' && line['status'] === 200).length;
     for (const scrape of scrapes) {
       expect(scrape.status).toBe(200);
@@ -237,7 +174,7 @@ describe('serve --processes 2 on PostgreSQL', () => {
         expect([reply.status, reply.envelope.success, reply.envelope.errors[0]?.code], reply.text).toEqual([503, false, 503]);
         expect(Number(reply.retryAfter), reply.text).toBeGreaterThanOrEqual(1);
       }
-      await answeredByBoth('newcert', 503, from);
+      await answeredByEach('newcert', 503, from);
     };
     try {
       await expectCoded503s();
@@ -254,30 +191,14 @@ describe('serve --processes 2 on PostgreSQL', () => {
     }
     from = server.lines.length;
     for (let index = 0; index < 4; index++) await newcert(`up${index}.processes-pg.test`);
-    await answeredByBoth('newcert', 200, from);
+    await answeredByEach('newcert', 200, from);
     expect(server.child.exitCode).toBeNull();
     expect(servingPids()).toHaveLength(2);
   });
 
   it("shows a revocation made through one process in both processes' OCSP answers and CRLs", async () => {
-    const pem = await newcert('revoked.processes-pg.test');
-    await writeFile(scratch.path('revoked.pem'), pem);
-    const info = (await api('certinfo', { certificate: pem })).envelope.result as { serial_number: string; authority_key_id: string };
-    const aki = info.authority_key_id.replace(/:/g, '').toLowerCase();
-    const ocsp = () => run('openssl', ['ocsp', '-issuer', ca.certFile, '-cert', 'revoked.pem', '-url', `${url}/ocsp`, '-CAfile', ca.certFile, '-no_nonce']);
-    // Both processes have looked it up (and cached "good") before the revocation.
-    for (const answer of await Promise.all([ocsp(), ocsp()])) expect(answer).toMatch(/revoked\.pem: good/);
-    const revoked = await api('revoke', { serial: info.serial_number, authority_key_id: aki, reason: 'keyCompromise' });
-    expect(revoked.envelope, JSON.stringify(revoked.envelope.errors)).toMatchObject({ success: true });
-    // Each check asks both processes; the other one learns it through its own LISTEN connection.
-    await within(10_000, async () => (await Promise.all([ocsp(), ocsp()])).every((answer) => /revoked\.pem: revoked/.test(answer)));
-    const crlListsIt = async (): Promise<boolean> => {
-      const crl = await fresh('GET', '/api/v1/certsmith/crl/default');
-      const text = await run('openssl', ['crl', '-inform', 'DER', '-CAfile', ca.certFile, '-noout', '-text'], crl.bytes);
-      return text.includes('verify OK') && text.includes(new X509Certificate(pem).serialNumber.replace(/^0+(?=..)/, ''));
-    };
-    await within(10_000, async () => (await Promise.all([crlListsIt(), crlListsIt()])).every(Boolean));
-    await answeredByBoth('crl_der', 200);
+    await expectRevocationReachesEach('revoked.processes-pg.test', ca.certFile);
+    await answeredByEach('crl_der', 200);
   });
 
   it('stops both processes on SIGTERM, closing their pools, and never prints the password', async () => {

@@ -9,9 +9,7 @@
  * answering; SIGTERM finishing a request in flight; start-up failures printed once, as one process
  * prints them, with the same exit code.
  */
-import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
-import { request as httpRequest } from 'node:http';
 import { connect, createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { X509Certificate } from 'node:crypto';
@@ -22,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScratch } from './fixtures-issue.js';
 import type { Scratch } from './fixtures-issue.js';
 import { killAllCertsmith, parseLogLine, spawnCertsmith } from './helpers/certsmith-process.js';
+import { servingProcesses } from './helpers/serving-processes.js';
 import type { CertsmithProcess } from './helpers/certsmith-process.js';
 import { TRUST_FILES, isCurrentlyValid, readTrustCertificates } from './helpers/trust-dir.js';
 import { within } from './helpers/within.js';
@@ -34,61 +33,12 @@ let url: string;
 /** The certificates issued by the tests, PEM. */
 const issued: string[] = [];
 
-/** The JSON log lines so far. */
-const logs = (): Record<string, unknown>[] => server.lines.map(parseLogLine).filter((line): line is Record<string, unknown> => line !== null);
-
-/** The pids that logged a finished request for `operation`. */
-const pidsAnswering = (operation: string): Set<unknown> => new Set(logs().filter((line) => line['msg'] === 'request' && line['operation'] === operation).map((line) => line['pid']));
-
-/** Wait until every listening process has logged a finished `operation` request (log lines are written a few ms after the answer). */
-const answeredByEach = (operation: string): Promise<number> =>
-  within(5_000, async () => {
-    const pids = pidsAnswering(operation);
-    return listeningPids().every((pid) => pids.has(pid));
-  });
-
-/** The pids of the serving processes that listen now, the leader's included (listened, and have not been seen to exit). */
-const listeningPids = (): number[] => {
-  const exited = new Set(logs().filter((line) => line['msg'] === 'worker process exited; starting another').map((line) => line['worker']));
-  return [...new Set(logs().filter((line) => line['msg'] === 'listening').map((line) => line['pid'] as number))].filter((pid) => !exited.has(pid));
-};
-
-/** One request on a connection of its own, so that the leader hands each to the next process. */
-function fresh(method: string, path: string, body?: unknown): Promise<{ status: number; text: string; bytes: Buffer }> {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
-    const request = httpRequest(`${url}${path}`, { method, agent: false, headers: payload === undefined ? {} : { 'content-type': 'application/json' }, timeout: 30_000 }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => {
-        const bytes = Buffer.concat(chunks);
-        resolve({ status: response.statusCode!, text: bytes.toString('utf8'), bytes });
-      });
-    });
-    request.on('timeout', () => request.destroy(new Error(`${method} ${path}: no answer`)));
-    request.on('error', reject);
-    request.end(payload);
-  });
-}
-
-async function api(operation: string, body: unknown): Promise<{ status: number; envelope: { success: boolean; result: any; errors: Array<{ code: number; message: string }> } }> {
-  const { status, text } = await fresh('POST', `/api/v1/cfssl/${operation}`, body);
-  return { status, envelope: JSON.parse(text) };
-}
-
-function run(command: string, args: readonly string[], input?: Buffer): Promise<string> {
-  return new Promise((resolve) => {
-    const child = execFile(command, [...args], { cwd: scratch.dir, encoding: 'utf8', timeout: 30_000 }, (_error, stdout, stderr) => resolve(`${stdout}${stderr}`));
-    if (input !== undefined) child.stdin!.end(input);
-  });
-}
-
-async function newcert(name: string): Promise<string> {
-  const { status, envelope } = await api('newcert', { request: { CN: name, hosts: [name], key: { algo: 'ecdsa', size: 256 } } });
-  expect(status, JSON.stringify(envelope.errors)).toBe(200);
-  issued.push(envelope.result.certificate as string);
-  return envelope.result.certificate as string;
-}
+const { logs, servingPids, answeredByEach, fresh, api, newcert, expectRevocationReachesEach } = servingProcesses({
+  server: () => server,
+  url: () => url,
+  cwd: () => scratch.dir,
+  issued,
+});
 
 /** Start `serve --processes 2 …args` and wait until it listens. */
 async function startCluster(args: readonly string[]): Promise<{ process: CertsmithProcess; url: string }> {
@@ -120,20 +70,20 @@ describe('serve --processes 2', () => {
     expect(leaderListened).toBeGreaterThanOrEqual(0);
     expect(otherListened).toBeGreaterThan(leaderListened);
     expect(printed).toBeGreaterThan(otherListened);
-    expect(listeningPids()).toHaveLength(2);
-    expect(listeningPids()).toContain(server.child.pid);
+    expect(servingPids()).toHaveLength(2);
+    expect(servingPids()).toContain(server.child.pid);
   });
 
   it('creates one development CA in the data directory, which both processes sign with', async () => {
     const devCa = logs().filter((line) => typeof line['msg'] === 'string' && (line['msg'] as string).startsWith('no CA configured'));
-    expect(new Set(devCa.map((line) => line['pid']))).toEqual(new Set(listeningPids()));
+    expect(new Set(devCa.map((line) => line['pid']))).toEqual(new Set(servingPids()));
     expect(devCa.filter((line) => line['created'] === true)).toHaveLength(1);
     await writeFile(scratch.path('dev-ca.pem'), await readFile(scratch.path('data/dev-ca/ca.pem')));
   });
 
   it('loads the trust files in both processes and bundles alike through either', async () => {
     const loaded = logs().filter((line) => line['msg'] === 'trust files loaded');
-    expect(new Set(loaded.map((line) => line['pid']))).toEqual(new Set(listeningPids()));
+    expect(new Set(loaded.map((line) => line['pid']))).toEqual(new Set(servingPids()));
     expect(loaded[0]!['trust']).toMatchObject({ roots: expect.any(Number), intermediates: expect.any(Number) });
     expect(loaded[1]!['trust']).toEqual(loaded[0]!['trust']);
     const intermediate = readTrustCertificates(TRUST_FILES.intBundle).find(({ x509 }) => isCurrentlyValid(x509))!;
@@ -175,23 +125,7 @@ describe('serve --processes 2', () => {
   });
 
   it('shows a revocation made through one process in both processes\' OCSP answers and CRLs', async () => {
-    const pem = await newcert('revoked.processes.test');
-    await writeFile(scratch.path('revoked.pem'), pem);
-    const info = (await api('certinfo', { certificate: pem })).envelope.result as { serial_number: string; authority_key_id: string };
-    const aki = info.authority_key_id.replace(/:/g, '').toLowerCase();
-    const ocsp = () => run('openssl', ['ocsp', '-issuer', 'dev-ca.pem', '-cert', 'revoked.pem', '-url', `${url}/ocsp`, '-CAfile', 'dev-ca.pem', '-no_nonce']);
-    // Both processes have looked it up (and cached "good") before the revocation.
-    for (const answer of await Promise.all([ocsp(), ocsp()])) expect(answer).toMatch(/revoked\.pem: good/);
-    const revoked = await api('revoke', { serial: info.serial_number, authority_key_id: aki, reason: 'keyCompromise' });
-    expect(revoked.envelope, JSON.stringify(revoked.envelope.errors)).toMatchObject({ success: true });
-    // Each check asks both processes (fresh connections alternate); the other process learns it from the store's change feed.
-    await within(10_000, async () => (await Promise.all([ocsp(), ocsp()])).every((answer) => /revoked\.pem: revoked/.test(answer)));
-    const crlListsIt = async (): Promise<boolean> => {
-      const crl = await fresh('GET', '/api/v1/certsmith/crl/default');
-      const text = await run('openssl', ['crl', '-inform', 'DER', '-CAfile', 'dev-ca.pem', '-noout', '-text'], crl.bytes);
-      return text.includes('verify OK') && text.includes(new X509Certificate(pem).serialNumber.replace(/^0+(?=..)/, ''));
-    };
-    await within(10_000, async () => (await Promise.all([crlListsIt(), crlListsIt()])).every(Boolean));
+    await expectRevocationReachesEach('revoked.processes.test', 'dev-ca.pem');
     await answeredByEach('crl_der');
   });
 
@@ -213,15 +147,15 @@ describe('serve --processes 2', () => {
 
   it('replaces a worker process that dies, and keeps answering meanwhile', async () => {
     const survivor = server.child.pid!;
-    const victim = listeningPids().find((pid) => pid !== survivor);
+    const victim = servingPids().find((pid) => pid !== survivor);
     process.kill(victim!, 'SIGKILL');
     // A connection the leader hands to the worker in the instant it dies is lost with it; once the
     // leader has seen the exit, it answers every connection while the replacement starts.
     await server.waitForLine((line) => parseLogLine(line)?.['msg'] === 'worker process exited; starting another' && parseLogLine(line)?.['worker'] === victim, 30_000);
     for (let index = 0; index < 4; index++) expect((await fresh('GET', '/api/v1/cfssl/health')).status).toBe(200);
-    await within(30_000, async () => listeningPids().length === 2);
-    expect(listeningPids()).toContain(survivor);
-    expect(listeningPids()).not.toContain(victim);
+    await within(30_000, async () => servingPids().length === 2);
+    expect(servingPids()).toContain(survivor);
+    expect(servingPids()).not.toContain(victim);
     // The replacement serves too, and reaches the store.
     await Promise.all([1, 2, 3, 4].map((index) => newcert(`after-restart-${index}.processes.test`)));
     await Promise.all([1, 2, 3, 4].map(() => fresh('GET', '/api/v1/cfssl/health')));
@@ -232,7 +166,7 @@ describe('serve --processes 2', () => {
   });
 
   it('finishes a request in flight on SIGTERM, then stops every process and exits 0', async () => {
-    const workers = listeningPids();
+    const workers = servingPids();
     const body = JSON.stringify({ certificate: issued[0] });
     const half = Math.floor(body.length / 2);
     const socket = connect(Number(new URL(url).port), '127.0.0.1');
