@@ -120,7 +120,7 @@ try {
       const started = performance.now();
       const result = await measure(variant, Number(values.duration) * 1000);
       const elapsed = performance.now() - started;
-      result.postgresCpuMsPerRequest = (readCpuMs(postgres?.serverPid() ?? 0) - postgresBefore) / Math.max(1, result.ok);
+      if (postgres !== undefined) result.postgresCpuMsPerRequest = (readCpuMs(postgres.serverPid()) - postgresBefore) / Math.max(1, result.ok);
       const pids = processTree(variant.server.pid);
       result.threads = [...threadCpuMs(variant.server.pid)]
         .map(([tid, ms]) => ({ thread: threadName(tid, pids), cores: (ms - (before.get(tid) ?? 0)) / elapsed, usPerRequest: ((ms - (before.get(tid) ?? 0)) * 1000) / Math.max(1, result.ok) }))
