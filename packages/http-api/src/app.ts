@@ -27,6 +27,7 @@ import { clientCommonName } from './client-auth.js';
 import { isUnderMount } from './mounted-handler.js';
 import type { MountedHandler } from './mounted-handler.js';
 import { RawResponse } from './raw-response.js';
+import { createRequestLog } from './request-log.js';
 
 /** Path prefixes operations are served under: CFSSL's literal, and the `svc` alias. */
 export const API_PREFIXES: readonly string[] = ['/api/v1/cfssl/', '/api/v1/svc/'];
@@ -151,10 +152,7 @@ export function createApp(options: AppOptions): Koa {
     [...operations.values()].map((operation) => [operation, new Set((operation.tasks ?? []).map((task) => task.name))]),
   );
 
-  // The per-request line has fixed keys and scalar values only (none of them a secret field), so
-  // path redaction cannot change it and is skipped (see
-  // docs/performance.md#the-request-log-line-skips-redaction). Everything else keeps its redaction.
-  const accessLog = logger.child({}, { redact: { paths: [] } });
+  const requestLog = createRequestLog(logger);
 
   const app = new Koa();
   // Every error is answered by the middleware below; Koa's own handler would print to stderr.
@@ -191,20 +189,17 @@ export function createApp(options: AppOptions): Koa {
     } finally {
       if (isShuttingDown()) ctx.set('Connection', 'close');
       const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
-      accessLog.info(
-        {
-          reqId: state.requestId,
-          method: ctx.method,
-          path: ctx.path,
-          operation: state.operation,
-          status: ctx.status,
-          code: state.code,
-          label: state.label,
-          profile: state.profile,
-          durationMs,
-        },
-        'request',
-      );
+      requestLog({
+        reqId: state.requestId,
+        method: ctx.method,
+        path: ctx.path,
+        operation: state.operation,
+        status: ctx.status,
+        code: state.code,
+        label: state.label,
+        profile: state.profile,
+        durationMs,
+      });
       if (metrics !== undefined) {
         try {
           metrics.observeRequest({

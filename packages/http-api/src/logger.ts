@@ -78,7 +78,20 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
     redact: { paths: [...REDACT_PATHS], censor: '[redacted]' },
     serializers: { err: pino.stdSerializers.err },
   };
-  return pino(loggerOptions, options.destination ?? createStdoutDestination());
+  const logger = pino(loggerOptions, options.destination ?? createStdoutDestination());
+  plainJsonLoggers.add(logger);
+  return logger;
+}
+
+/**
+ * Loggers made by {@link createLogger}: their lines are pino's defaults plus the ISO time, with no
+ * formatters, mixins or hooks, so the request log may write its line itself (`request-log.ts`).
+ */
+const plainJsonLoggers = new WeakSet<Logger>();
+
+/** Whether `logger` was made by {@link createLogger} (not a child of it: a child may change the format). */
+export function isPlainJsonLogger(logger: Logger): boolean {
+  return plainJsonLoggers.has(logger);
 }
 
 /** A log destination whose pending lines can be flushed (pino calls `flush` for `logger.flush`). */
