@@ -162,9 +162,11 @@ export function createApp(options: AppOptions): Koa {
   app.use(async (ctx, next) => {
     const started = performance.now();
     const state = ctx.state as RequestState;
-    state.requestId = pickRequestId(ctx.get('X-Request-Id'));
-    ctx.set('X-Request-Id', state.requestId);
-    ctx.set('X-Content-Type-Options', 'nosniff');
+    state.requestId = pickRequestId(ctx.req.headers['x-request-id']);
+    // Straight to Node: no header is sent yet, and Koa's `ctx.set` builds arrays and normalises
+    // each call (see docs/performance.md#the-request-path-outside-the-operation).
+    ctx.res.setHeader('X-Request-Id', state.requestId);
+    ctx.res.setHeader('X-Content-Type-Options', 'nosniff');
     logger.debug({ reqId: state.requestId, method: ctx.method, path: ctx.path }, 'request started');
     try {
       await next();
@@ -321,7 +323,9 @@ function send(ctx: Context, status: number, envelope: Envelope): void {
   // Set before the body so Koa keeps it; plain `application/json` as CFSSL's success responses.
   // CFSSL sends errors as text/plain (Go http.Error); certsmith deliberately sends JSON for both.
   ctx.set('Content-Type', 'application/json');
-  ctx.body = serializeEnvelope(envelope);
+  // As bytes: Koa measures a string body (`Buffer.byteLength`) and Node encodes it again when it
+  // writes; a Buffer is encoded once and written as it is.
+  ctx.body = Buffer.from(serializeEnvelope(envelope));
 }
 
 /** The body as a JSON object, failing with the operation's own text when it has one. */
@@ -362,8 +366,8 @@ function goStringField(body: Record<string, unknown>, field: string): string | u
 }
 
 /** Echo a caller's request ID when it is short and harmless; otherwise make one. */
-function pickRequestId(header: string): string {
-  return /^[\w.:@-]{1,128}$/.test(header) ? header : randomUUID();
+function pickRequestId(header: string | string[] | undefined): string {
+  return typeof header === 'string' && /^[\w.:@-]{1,128}$/.test(header) ? header : randomUUID();
 }
 
 /**
