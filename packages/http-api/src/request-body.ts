@@ -5,6 +5,7 @@
  * 413 when the body is over the limit.
  */
 import type { IncomingMessage } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { JsonNumberLiteral, parseGoJson } from '@certsmith/issuer';
 import { BadRequestError } from '@certsmith/x509-core';
 import { PayloadTooLargeError, RequestTimeoutError } from './errors.js';
@@ -31,9 +32,9 @@ export function readRequestBody(request: IncomingMessage, limitBytes: number, ti
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    let timer: NodeJS.Timeout | undefined;
+    let deadline: BodyDeadline | undefined;
     const cleanup = (): void => {
-      if (timer !== undefined) clearTimeout(timer);
+      if (deadline !== undefined) deadline.cancel();
       request.off('data', onData);
       request.off('end', onEnd);
       request.off('error', onError);
@@ -69,8 +70,94 @@ export function readRequestBody(request: IncomingMessage, limitBytes: number, ti
     request.on('end', onEnd);
     request.on('error', onError);
     request.on('close', onClose);
-    if (timeoutMs > 0 && !request.complete) timer = setTimeout(() => stop(new RequestTimeoutError(timeoutMs)), timeoutMs);
+    if (timeoutMs > 0 && !request.complete) deadline = bodyDeadlines(timeoutMs).add(() => stop(new RequestTimeoutError(timeoutMs)));
   });
+}
+
+/** The deadline of one body read; {@link BodyDeadline.cancel} once the read is over. */
+class BodyDeadline {
+  previous: BodyDeadline | undefined = undefined;
+  next: BodyDeadline | undefined = undefined;
+  cancelled = false;
+
+  constructor(
+    readonly list: BodyDeadlineList,
+    readonly at: number,
+    readonly onExpiry: () => void,
+  ) {}
+
+  cancel(): void {
+    this.list.remove(this);
+  }
+}
+
+/**
+ * The deadlines of body reads that all wait the same time, in the order they were set — which is
+ * their expiry order — under one Node timer set for the first. Every request with a body had a
+ * `setTimeout` and a `clearTimeout` of its own, ≈1 µs of the event loop's CPU per request (see
+ * docs/performance.md#the-request-path-outside-the-operation); here a read links and unlinks an
+ * entry, and the timer, `unref`'d (an open request's socket keeps the process alive), is re-armed
+ * only when it fires.
+ */
+class BodyDeadlineList {
+  private first: BodyDeadline | undefined = undefined;
+  private last: BodyDeadline | undefined = undefined;
+  private timer: NodeJS.Timeout | undefined = undefined;
+
+  constructor(private readonly timeoutMs: number) {}
+
+  add(onExpiry: () => void): BodyDeadline {
+    const deadline = new BodyDeadline(this, performance.now() + this.timeoutMs, onExpiry);
+    if (this.last === undefined) this.first = deadline;
+    else {
+      this.last.next = deadline;
+      deadline.previous = this.last;
+    }
+    this.last = deadline;
+    if (this.timer === undefined) this.arm(this.timeoutMs);
+    return deadline;
+  }
+
+  remove(deadline: BodyDeadline): void {
+    if (deadline.cancelled) return;
+    deadline.cancelled = true;
+    if (deadline.previous === undefined) this.first = deadline.next;
+    else deadline.previous.next = deadline.next;
+    if (deadline.next === undefined) this.last = deadline.previous;
+    else deadline.next.previous = deadline.previous;
+    deadline.previous = undefined;
+    deadline.next = undefined;
+  }
+
+  private arm(delayMs: number): void {
+    this.timer = setTimeout(() => this.expire(), delayMs);
+    this.timer.unref();
+  }
+
+  private expire(): void {
+    this.timer = undefined;
+    const now = performance.now();
+    while (this.first !== undefined && this.first.at <= now) {
+      const expired = this.first;
+      this.remove(expired);
+      expired.onExpiry();
+    }
+    // Node's timers count whole milliseconds from the start of the event-loop turn: one may fire a
+    // little before `at`, and is armed again for the rest.
+    if (this.first !== undefined) this.arm(Math.max(1, Math.ceil(this.first.at - now)));
+  }
+}
+
+/** One list per body timeout (a server has one or two). */
+const deadlineLists = new Map<number, BodyDeadlineList>();
+
+function bodyDeadlines(timeoutMs: number): BodyDeadlineList {
+  let list = deadlineLists.get(timeoutMs);
+  if (list === undefined) {
+    list = new BodyDeadlineList(timeoutMs);
+    deadlineLists.set(timeoutMs, list);
+  }
+  return list;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
