@@ -3,7 +3,7 @@
  * What the access log line costs the event loop: pino's generic path (a redaction-free child's
  * `info(fields, 'request')`, what the server did before) against `createRequestLog` of
  * `@certsmith/http-api` (the line put together by hand, byte for byte pino's — its tests compare
- * both). docs/performance.md "The request log line built by hand". Run by hand after `npm run build`:
+ * both). docs/performance.md "The request path outside the operation". Run by hand after `npm run build`:
  *
  *   node tools/bench/http-api/request-log-line.bench.mjs [--lines 200000] [--per-turn 16] [--rounds 5]
  *
