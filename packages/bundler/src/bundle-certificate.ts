@@ -105,11 +105,35 @@ export interface BundleResult {
   subject: string;
 }
 
-const pemOf = (cert: Certificate): string => certificateToPem(cert.der).trim();
+/**
+ * PEM of the chain's pool certificates (every certificate after the leaf outside the force flavor),
+ * made once per certificate object: derived from the trust pools, never from a request
+ * (docs/performance.md#bundle-cpu-per-request).
+ */
+const poolPems = new WeakMap<Certificate, string>();
+
+function poolCertificatePem(cert: Certificate): string {
+  let pem = poolPems.get(cert);
+  if (pem === undefined) {
+    pem = certificateToPem(cert.der);
+    poolPems.set(cert, pem);
+  }
+  return pem;
+}
+
+/** The PEM blocks of `chain` (leaf first) concatenated; only pool certificates are memoised. */
+function chainPem(leafPem: string, chain: readonly Certificate[], fromPools: boolean): string {
+  let pem = leafPem;
+  for (let i = 1; i < chain.length; i++) {
+    const cert = chain[i] as Certificate;
+    pem += fromPools ? poolCertificatePem(cert) : certificateToPem(cert.der);
+  }
+  return pem;
+}
 
 function sameChain(a: readonly Certificate[], b: readonly Certificate[]): boolean {
   if (a.length !== b.length) return false;
-  return a.every((cert, i) => Buffer.compare(Buffer.from(cert.signature), Buffer.from((b[i] as Certificate).signature)) === 0);
+  return a.every((cert, i) => Buffer.compare(cert.signature, (b[i] as Certificate).signature) === 0);
 }
 
 /**
@@ -163,16 +187,18 @@ async function bundleParsed(
   let returned = chain;
   let root = '';
   if (!force) {
-    root = pemOf(chain[chain.length - 1] as Certificate);
+    root = poolCertificatePem(chain[chain.length - 1] as Certificate).trim();
     // Doc 2.5 step 7: keep leaf+root when an OCSP-enabled non-CA leaf would otherwise be alone.
     const keepRoot = leaf.ocspUrls.length > 0 && !(leaf.basicConstraints?.ca ?? false) && chain.length <= 2;
     if (!keepRoot) returned = chain.slice(0, -1);
   }
   const expires = chainExpiry(returned) ?? leaf.notAfter;
+  // The chain starts with the leaf in every flavor; its PEM serves `crt` and `bundle`.
+  const leafPem = certificateToPem(leaf.der);
   const result: BundleResult = {
-    bundle: returned.map((c) => certificateToPem(c.der)).join('').trim(),
+    bundle: chainPem(leafPem, returned, !force).trim(),
     crl_support: crlSupport(leaf),
-    crt: pemOf(leaf),
+    crt: leafPem.trim(),
     expires: formatExpiry(expires),
     hostnames: certificateHostnames(leaf),
     issuer: formatDistinguishedName(leaf.issuer),

@@ -3,7 +3,7 @@
  * are found through two hash indexes — subject DER and subject key identifier — so the cost of
  * finding a certificate's parents does not depend on how many certificates the pool holds.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { LazyCertificate, certificateToPem } from '@certsmith/x509-core';
 import type { Certificate } from '@certsmith/x509-core';
 import { bytesKey } from './bytes-key.js';
@@ -46,7 +46,8 @@ export function rememberFingerprint(cert: Certificate, fingerprint: string): voi
 export function certificateFingerprint(cert: Certificate): string {
   let fp = fingerprints.get(cert);
   if (fp === undefined) {
-    fp = createHash('sha256').update(cert.der).digest('base64');
+    // One-shot `hash`: no Hash object and no digest Buffer per certificate (docs/performance.md#bundle-cpu-per-request).
+    fp = hash('sha256', cert.der, 'base64');
     fingerprints.set(cert, fp);
   }
   return fp;

@@ -82,6 +82,25 @@ describe('decodePemBlock', () => {
     expect(`ab\n${block}tail`.slice(match.end)).toBe('tail');
     expect(decodePemBlock('no pem here')).toBeNull();
   });
+
+  it('decodes a body exactly when it is padded base64, wrapped or not', () => {
+    const character = fc.constantFrom('A', 'Q', 'g', 'z', '0', '+', '/', '=', '\n', '\r', ' ', '\t', '-');
+    const canonical = fc
+      .tuple(fc.uint8Array({ maxLength: 60 }), fc.integer({ min: 1, max: 80 }))
+      .map(([bytes, width]) => Buffer.from(bytes).toString('base64').match(new RegExp(`.{1,${width}}`, 'g'))?.join('\n') ?? '');
+    fc.assert(
+      fc.property(fc.oneof(fc.array(character, { maxLength: 14 }).map((characters) => characters.join('')), canonical), (text) => {
+        const match = decodePemBlock(`-----BEGIN T-----\n${text}\n-----END T-----\n`);
+        if (!isPaddedBase64(text)) {
+          expect(match).toBeNull();
+          return;
+        }
+        expect(match).not.toBeNull();
+        expect([...match!.block.bytes]).toEqual([...Buffer.from(text, 'base64')]);
+      }),
+      { numRuns: 20_000 },
+    );
+  });
 });
 
 describe('encodePem', () => {
