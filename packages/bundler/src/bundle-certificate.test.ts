@@ -8,7 +8,8 @@ import { CertificatePool, createAiaFetcher, loadCertificatePool, type TrustPools
 import { loadPlatforms, spkiSha1, type Platform } from '@certsmith/ubiquity-rules';
 import { parseCertificate, parseCertificates, certificateToPem, type Certificate } from '@certsmith/x509-core';
 import { TestPki, chainPem, trimmedPem, type TestCertificate, type KeySpec } from '@certsmith/test-pki';
-import { bundleCertificate, type BundleDependencies, type BundleResult } from './bundle-certificate.js';
+import { bundleCertificate as bundleCertificateUnchecked, type BundleDependencies, type BundleResult } from './bundle-certificate.js';
+import { bundleResultJson } from './bundle-result-json.js';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -53,6 +54,12 @@ const deps = (over: Partial<BundleDependencies> = {}): BundleDependencies => ({
   now,
   ...over,
 });
+/** The use case, with every result's hand-written JSON checked against `JSON.stringify`. */
+async function bundleCertificate(...args: Parameters<typeof bundleCertificateUnchecked>): Promise<BundleResult> {
+  const result = await bundleCertificateUnchecked(...args);
+  expect(bundleResultJson(result)).toBe(JSON.stringify(result));
+  return result;
+}
 const pemBlocks = (bundle: string): number => bundle.split('-----BEGIN CERTIFICATE-----').length - 1;
 
 describe('bundleCertificate', () => {

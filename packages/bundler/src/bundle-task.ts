@@ -8,6 +8,7 @@ import { bundleCertificate } from './bundle-certificate.js';
 import type { BundleCertificateInput, BundleResult } from './bundle-certificate.js';
 import { aiaFetchMetricsReporter } from './aia-fetch-metrics.js';
 import { loadBundleContext } from './bundle-context.js';
+import { bundleResultJson } from './bundle-result-json.js';
 import type { BundleContextConfig } from './bundle-context.js';
 
 /** Input of {@link bundleTask}: plain data, cloned to the worker. */
@@ -41,7 +42,7 @@ export const bundleJsonTask = defineTask({
   name: 'bundle.json',
   module: import.meta.url,
   async run(input: BundleTaskInput): Promise<string> {
-    return JSON.stringify(await bundleWithContext(input));
+    return bundleResultJson(await bundleWithContext(input));
   },
 });
 
