@@ -323,9 +323,10 @@ function send(ctx: Context, status: number, envelope: Envelope): void {
   // Set before the body so Koa keeps it; plain `application/json` as CFSSL's success responses.
   // CFSSL sends errors as text/plain (Go http.Error); certsmith deliberately sends JSON for both.
   ctx.set('Content-Type', 'application/json');
-  // As bytes: Koa measures a string body (`Buffer.byteLength`) and Node encodes it again when it
-  // writes; a Buffer is encoded once and written as it is.
-  ctx.body = Buffer.from(serializeEnvelope(envelope));
+  // A string, not a Buffer made here: Koa measures the string and Node encodes it when writing it,
+  // but a bundle-sized Buffer is a native allocation of its own per request, which cost more (see
+  // docs/performance.md#the-request-path-outside-the-operation).
+  ctx.body = serializeEnvelope(envelope);
 }
 
 /** The body as a JSON object, failing with the operation's own text when it has one. */
