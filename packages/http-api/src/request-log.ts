@@ -3,9 +3,9 @@
  *
  * For loggers made by `createLogger` the line is put together here and handed straight to the
  * logger's destination: pino's generic path (argument normalisation, the loop over the object's keys
- * with serializer and stringifier look-ups, a fresh `Date` per line) cost the event loop ≈2 µs per
- * request, a measurable share of a bundle request (see
- * docs/performance.md#the-request-path-outside-the-operation, `tools/bench/http-api/request-log-line.bench.mjs`).
+ * with serializer and stringifier look-ups, a fresh `Date` per line) cost the event loop ≈4 µs per
+ * request, garbage collection included (see docs/performance.md#the-request-path-outside-the-operation,
+ * `tools/bench/http-api/request-log-line.bench.mjs`).
  * The text is pino's, byte for byte (the tests compare both); any other logger gets pino's path.
  */
 import { pino } from 'pino';

@@ -29,3 +29,5 @@ const app = createApp({ operations: [echo], logger: createLogger({ base: { pid: 
 const server = createHttpServer(app, {});
 const address = await listen(server, 0, '127.0.0.1');
 process.stderr.write(`LISTENING ${address.port}\n`);
+// A normal exit on Ctrl-C or SIGINT, so that `node --cpu-prof` writes its profile.
+process.once('SIGINT', () => process.exit(0));
