@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadBundleContext } from './bundle-context.js';
+import { bundleContextKey, loadBundleContext } from './bundle-context.js';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -14,6 +14,7 @@ describe('loadBundleContext', () => {
     const config = { caBundleFile: `${TRUST}/ca-bundle.crt`, intBundleFile: `${TRUST}/int-bundle.crt`, metadataFile: `${TRUST}/ca-bundle.crt.metadata`, aia: false as const };
     const first = loadBundleContext(config);
     expect(loadBundleContext({ ...config })).toBe(first);
+    expect(loadBundleContext(structuredClone(config), undefined, bundleContextKey(config))).toBe(first);
     const context = await first;
     expect(context.pools.roots.size).toBeGreaterThan(300);
     expect(context.pools.intermediates.size).toBe(1263);

@@ -99,15 +99,28 @@ async function load(config: BundleContextConfig, snapshot: TrustSnapshot | undef
 }
 
 /**
+ * The key {@link loadBundleContext} keeps a config's context under. A caller that sends the same
+ * config with every task computes it once and passes it along, so a worker does not serialise the
+ * config per request (docs/performance.md#bundle-cpu-per-request).
+ */
+export function bundleContextKey(config: BundleContextConfig): string {
+  return JSON.stringify(config);
+}
+
+/**
  * The context for `config`, loaded on first use and shared afterwards within this thread. A failed
  * load is not cached, so a corrected file can be retried. With `snapshot` (the same config's files,
  * read by `readTrustSnapshot`, usually on another thread), the pools and platforms are built from it
  * instead of the files; it is used only when this thread has not loaded `config` yet.
+ * @param key `bundleContextKey(config)`, when the caller has it already
  * @throws the coded load errors: 4001/4003 roots, 3001/3003 intermediates, platform metadata
  * errors, tagged with their file ({@link bundleContextFailedFile})
  */
-export function loadBundleContext(config: BundleContextConfig, snapshot?: TrustSnapshot): Promise<BundleContext> {
-  const key = JSON.stringify(config);
+export function loadBundleContext(
+  config: BundleContextConfig,
+  snapshot?: TrustSnapshot,
+  key: string = bundleContextKey(config),
+): Promise<BundleContext> {
   let pending = loaded.get(key);
   if (!pending) {
     pending = load(config, snapshot);

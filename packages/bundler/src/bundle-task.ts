@@ -15,6 +15,8 @@ import type { BundleContextConfig } from './bundle-context.js';
 export interface BundleTaskInput {
   /** Trust files and AIA bounds; the worker loads them once per distinct config and keeps them. */
   context: BundleContextConfig;
+  /** `bundleContextKey(context)`, computed once by a caller that sends the same context every time. */
+  contextKey?: string;
   /** The request fields, already type-checked. */
   request: BundleCertificateInput;
 }
@@ -47,7 +49,7 @@ export const bundleJsonTask = defineTask({
 });
 
 async function bundleWithContext(input: BundleTaskInput): Promise<BundleResult> {
-  const context = await loadBundleContext(input.context);
+  const context = await loadBundleContext(input.context, undefined, input.contextKey);
   try {
     return await bundleCertificate(input.request, context);
   } finally {

@@ -12,7 +12,7 @@ export type {
   RemoteBundleOptions,
 } from './bundle-certificate.js';
 export { SelfSignedCertificateError } from './errors.js';
-export { bundleContextFailedFile, loadBundleContext } from './bundle-context.js';
+export { bundleContextFailedFile, bundleContextKey, loadBundleContext } from './bundle-context.js';
 export type { BundleContext, BundleContextConfig, BundleContextFile } from './bundle-context.js';
 export { bundleContextConfig } from './trust-options.js';
 export type { BundleTrustOptions } from './trust-options.js';

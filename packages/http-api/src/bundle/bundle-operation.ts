@@ -13,7 +13,7 @@
 import { BadRequestError } from '@certsmith/x509-core';
 import * as z from 'zod';
 import { defineOperation } from '../operation.js';
-import { bundleContextConfig, bundleJsonTask } from '@certsmith/bundler';
+import { bundleContextConfig, bundleContextKey, bundleJsonTask } from '@certsmith/bundler';
 import type { BundleCertificateInput, BundleTrustOptions } from '@certsmith/bundler';
 import { bundleResultSchema } from './bundle-result-schema.js';
 import { JsonText } from '../envelope.js';
@@ -76,6 +76,7 @@ export function toBundleInput(request: BundleRequest): BundleCertificateInput {
  */
 export function createBundleOperation(options: BundleOperationOptions = {}) {
   const context = bundleContextConfig(options);
+  const contextKey = bundleContextKey(context);
   return defineOperation({
     name: 'bundle',
     method: 'POST',
@@ -93,7 +94,7 @@ export function createBundleOperation(options: BundleOperationOptions = {}) {
       // would only drop its outcome). Every step of the task is bounded (AIA, dial) instead.
       // The worker answers with the result's JSON text: the event loop neither clones nor
       // serialises the PEM-laden result object (see docs/performance.md#the-bundle-result-travels-as-json-text).
-      return new JsonText(await operation.runTask(bundleJsonTask, { context, request: toBundleInput(request) }));
+      return new JsonText(await operation.runTask(bundleJsonTask, { context, contextKey, request: toBundleInput(request) }));
     },
   });
 }
