@@ -100,6 +100,18 @@ describe('sha1DeprecationMessages', () => {
     expect(sha1DeprecationMessages([p(sha2Leaf), p(root)], now)).toEqual([]);
   });
 
+  it('finds nothing to flag, as no policy would, when nothing below the root is SHA-1 signed', () => {
+    const sha2Inter = pki.intermediate('SHA2 Inter', root, { key: 'rsa-2048' });
+    const sha2Leaf = pki.leaf('sha2only.example', sha2Inter, { key: 'rsa-2048', notBefore: new Date('2016-02-01T00:00:00Z'), notAfter: new Date('2030-01-01T00:00:00Z') });
+    const sha1Leaf = pki.leaf('sha1alone.example', root, { key: 'rsa-2048', signatureHash: 'SHA-1', notBefore: new Date('2016-02-01T00:00:00Z'), notAfter: new Date('2030-01-01T00:00:00Z') });
+    for (const chain of [[sha2Leaf, sha2Inter, root].map(p), [sha2Leaf, sha2Inter].map(p), [p(sha1Leaf)]]) {
+      for (const at of [new Date('2015-06-01T00:00:00Z'), new Date('2016-03-01T00:00:00Z'), now]) {
+        expect(SHA1_DEPRECATION_POLICIES.some((policy) => flagsChain(policy, chain, at))).toBe(false);
+        expect(sha1DeprecationMessages(chain, at)).toEqual([]);
+      }
+    }
+  });
+
   it('flags a new SHA-1 leaf under Firefox\'s never-issue-after rule', () => {
     const policy = SHA1_DEPRECATION_POLICIES[3]!;
     const leaf = pki.leaf('new.example', root, { key: 'rsa-2048', signatureHash: 'SHA-1', notBefore: new Date('2016-02-01T00:00:00Z'), notAfter: new Date('2016-12-01T00:00:00Z') });

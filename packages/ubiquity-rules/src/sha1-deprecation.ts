@@ -91,6 +91,12 @@ export function flagsChain(policy: Sha1DeprecationPolicy, chain: readonly Certif
   return false;
 }
 
+/** Whether a certificate of `chain` other than its last (the root) is SHA-1 signed. */
+function hasSha1BelowRoot(chain: readonly Certificate[]): boolean {
+  for (let i = 0; i < chain.length - 1; i++) if (isSha1Signed(chain[i] as Certificate)) return true;
+  return false;
+}
+
 /**
  * One message per platform whose most severe flagging policy has severity > None:
  * `<platform> <description> due to SHA-1 deprecation` (ties keep the first policy of the table).
@@ -100,6 +106,9 @@ export function sha1DeprecationMessages(
   now: Date,
   policies: readonly Sha1DeprecationPolicy[] = SHA1_DEPRECATION_POLICIES,
 ): string[] {
+  // Every policy flags only a chain with a SHA-1 signed certificate below its root (flagsChain), so
+  // a SHA-2 chain — nearly every chain — needs no policy walk (docs/performance.md#bundle-cpu-per-request).
+  if (!hasSha1BelowRoot(chain)) return [];
   const selected = new Map<string, Sha1DeprecationPolicy>();
   for (const policy of policies) {
     if (!flagsChain(policy, chain, now)) continue;

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   DerReader,
   MAX_DER_DEPTH,
+  decodeLatin1,
   decodeOid,
   readBitString,
   readBoolean,
@@ -166,6 +167,21 @@ describe('readString', () => {
     for (const der of [derTlv(0x0c, Uint8Array.of(0xc3)), derTlv(0x1e, Uint8Array.of(0)), derTlv(0x1c, Uint8Array.of(0, 0)), derTlv(0x1c, Uint8Array.of(0, 0x11, 0, 0)), derTlv(0x04, Uint8Array.of(0x41))]) {
       expect(() => readString(der, first(der))).toThrow(DerDecodeError);
     }
+  });
+});
+
+describe('decodeLatin1', () => {
+  it('maps every byte to the code point of the same value, whatever the length and the buffer', () => {
+    const reference = (bytes: Uint8Array, start: number, end: number): string => String.fromCharCode(...bytes.subarray(start, end));
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 80 }), fc.uint8Array({ maxLength: 80 }), fc.nat(), fc.nat(), (a, b, x, y) => {
+        for (const bytes of [a, b.subarray(Math.min(1, b.length)), a]) {
+          const start = bytes.length === 0 ? 0 : x % bytes.length;
+          const end = start + (bytes.length === 0 ? 0 : y % (bytes.length - start + 1));
+          expect(decodeLatin1(bytes, start, end)).toBe(reference(bytes, start, end));
+        }
+      }),
+    );
   });
 });
 
