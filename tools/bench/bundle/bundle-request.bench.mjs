@@ -9,7 +9,8 @@
  * Workload: the comparison benchmark's generated PKI (ECDSA root → intermediate → leaf; the root
  * added to cfssl_trust's ca-bundle, cfssl_trust's int-bundle and metadata, read by path), and the
  * request `{certificate: leaf + intermediate}` run through the `bundle.json` worker task as the
- * server runs it (JSON body parsed, bundled, result written as JSON text). With `--base`, the same
+ * server runs it (JSON body parsed, the context config arriving as a fresh copy as from the worker
+ * pool, bundled, result written as JSON text). With `--base`, the same
  * requests also run against another checkout's built packages (e.g. a worktree of main). Each round
  * of each checkout is a fresh process (`--child`: warm-up, then the measured requests), the
  * checkouts alternating round by round so both see the same machine. Reported: process CPU µs per
@@ -45,10 +46,12 @@ if (options.child !== undefined) {
   const context = JSON.parse(process.env.BUNDLE_BENCH_CONTEXT);
   const body = process.env.BUNDLE_BENCH_BODY;
   const bundler = await import(pathToFileURL(join(options.child, 'packages/bundler/dist/index.js')).href);
+  // As the bundle operation sends it; checkouts before `bundleContextKey` have the worker derive it.
+  const contextKey = bundler.bundleContextKey?.(context);
   const run = async (count) => {
     for (let i = 0; i < count; i++) {
       const request = JSON.parse(body);
-      await bundler.bundleJsonTask.run({ context, request: { certificatePem: request.certificate } });
+      await bundler.bundleJsonTask.run({ context: structuredClone(context), contextKey, request: { certificatePem: request.certificate } });
     }
   };
   await run(options.requests);
