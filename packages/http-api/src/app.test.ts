@@ -447,6 +447,18 @@ describe('request log', () => {
     });
   });
 
+  it("logs the body's label and profile matched case-insensitively, the last string of each winning, as Go decodes", async () => {
+    const { url, logs } = await startApp();
+    await post(`${url}/api/v1/cfssl/echo`, '{"name":"x","Label":"first","PROFILE":"server","label":"second","profile":7}');
+    await post(`${url}/api/v1/cfssl/echo`, '{"name":"x","LaBeL":"only"}');
+    const lines = logs.filter((line) => line['msg'] === 'request');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatchObject({ operation: 'echo', status: 200, label: 'second' });
+    expect(lines[0]).not.toHaveProperty('profile');
+    expect(lines[1]).toMatchObject({ label: 'only' });
+    expect(lines[1]).not.toHaveProperty('profile');
+  });
+
   it('never logs request bodies', async () => {
     const { url, logs } = await startApp();
     await post(`${url}/api/v1/cfssl/echo`, JSON.stringify({ name: 'x', private_key: 'TOPSECRET' }));
