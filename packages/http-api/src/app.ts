@@ -167,7 +167,8 @@ export function createApp(options: AppOptions): Koa {
     // each call (see docs/performance.md#the-request-path-outside-the-operation).
     ctx.res.setHeader('X-Request-Id', state.requestId);
     ctx.res.setHeader('X-Content-Type-Options', 'nosniff');
-    logger.debug({ reqId: state.requestId, method: ctx.method, path: ctx.path }, 'request started');
+    // Checked first: the fields (Koa getters, an object) would be made for nothing at `info`.
+    if (logger.isLevelEnabled('debug')) logger.debug({ reqId: state.requestId, method: ctx.method, path: ctx.path }, 'request started');
     try {
       await next();
     } catch (error) {
