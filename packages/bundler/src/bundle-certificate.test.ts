@@ -6,7 +6,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CertificatePool, createAiaFetcher, loadCertificatePool, type TrustPools } from '@certsmith/chain-builder';
 import { loadPlatforms, spkiSha1, type Platform } from '@certsmith/ubiquity-rules';
-import { parseCertificate, parseCertificates, certificateToPem, type Certificate } from '@certsmith/x509-core';
+import { LazyCertificate, parseCertificate, parseCertificates, certificateToPem, type Certificate } from '@certsmith/x509-core';
 import { TestPki, chainPem, trimmedPem, type TestCertificate, type KeySpec } from '@certsmith/test-pki';
 import { bundleCertificate as bundleCertificateUnchecked, type BundleDependencies, type BundleResult } from './bundle-certificate.js';
 import { bundleResultJson } from './bundle-result-json.js';
@@ -618,5 +618,42 @@ describe('bundleCertificate against the real cfssl_trust data', () => {
       code: 1220,
       message: 'x509: certificate signed by unknown authority',
     });
+  });
+});
+
+describe('bundleCertificate with submitted certificates the pools hold', () => {
+  /** Fresh pools per call (bundling learns intermediates); the pool copies lazy, as trust files load them. */
+  const lazyPools = (intermediates: TestCertificate[]): TrustPools => ({
+    roots: new CertificatePool([root].map((c) => LazyCertificate.from(p(c)))),
+    intermediates: new CertificatePool(intermediates.map((c) => LazyCertificate.from(p(c)))),
+  });
+  const run = (certificatePem: string, flavor: string, intermediates: TestCertificate[]): Promise<BundleResult> =>
+    bundleCertificate({ certificatePem, flavor }, deps({ pools: lazyPools(intermediates) }));
+
+  it('gives the same result whether the pools hold the submitted intermediate or not', async () => {
+    const inputs = [chainPem(leaf, inter), chainPem(inter, leaf), chainPem(leaf, inter, root)];
+    for (const input of inputs) {
+      for (const flavor of ['', 'optimal', 'force']) {
+        const held = await run(input, flavor, [inter]);
+        const notHeld = await run(input, flavor, []);
+        expect(JSON.stringify(held)).toBe(JSON.stringify(notHeld));
+      }
+    }
+    // The same once the intermediate was learned from an earlier request (a plain pool certificate).
+    const learning = deps({ pools: lazyPools([]) });
+    const first = await bundleCertificate({ certificatePem: chainPem(leaf, inter) }, learning);
+    const second = await bundleCertificate({ certificatePem: chainPem(leaf, inter) }, learning);
+    expect(JSON.stringify(second)).toBe(JSON.stringify(first));
+  });
+
+  it('bundles a submitted intermediate that differs from the pool one by one byte as submitted', async () => {
+    const changed = new Uint8Array(inter.der);
+    changed[changed.length - 1] = changed[changed.length - 1]! ^ 0x01;
+    const input = leaf.pem + certificateToPem(changed);
+    const held = await run(input, 'force', [inter]);
+    const notHeld = await run(input, 'force', []);
+    expect(JSON.stringify(held)).toBe(JSON.stringify(notHeld));
+    expect(held.bundle).toBe(input.trim());
+    expect(held.bundle).not.toContain(trimmedPem(inter));
   });
 });

@@ -10,6 +10,7 @@ import {
   fetchPeerCertificates,
   isSelfSigned,
   isSignatureChain,
+  parseSubmittedCertificates,
   resolveChains,
   verifyHostname,
   type AiaFetcher,
@@ -30,7 +31,6 @@ import {
   keyTypeString,
   ocspServers,
   ocspSupport,
-  parseCertificates,
   parsePrivateKey,
   signatureString,
   type Certificate,
@@ -245,7 +245,7 @@ export async function bundleCertificate(input: BundleCertificateInput, deps: Bun
   const flavor = input.flavor ?? '';
   if (input.certificatePem !== undefined) {
     const key = input.privateKeyPem ? parsePrivateKey(input.privateKeyPem) : null;
-    const certs = parseCertificates(input.certificatePem);
+    const certs = parseSubmittedCertificates(input.certificatePem, deps.pools);
     const { result, leaf } = await bundleParsed(certs, key, flavor, deps);
     if (input.domain) assertHostname(leaf, input.domain);
     if (input.ip) assertHostname(leaf, input.ip);

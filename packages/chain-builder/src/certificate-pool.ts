@@ -117,6 +117,11 @@ export class CertificatePool {
     return this.#byFingerprint.get(certificateFingerprint(cert));
   }
 
+  /** The pool's certificate whose DER has this {@link certificateFingerprint}; `undefined` if absent. */
+  byFingerprint(fingerprint: string): Certificate | undefined {
+    return this.#byFingerprint.get(fingerprint);
+  }
+
   /** Whether a certificate with these signature bytes is in the pool (CFSSL's `KnownIssuers`). */
   hasSignature(signature: Uint8Array): boolean {
     if (this.#signatures === null) {

@@ -5,6 +5,7 @@
  */
 export { CertificatePool, certificateFingerprint } from './certificate-pool.js';
 export { bytesKey } from './bytes-key.js';
+export { parseSubmittedCertificates } from './submitted-certificates.js';
 export type { CertificatePoolOptions, TrustPools } from './certificate-pool.js';
 export { BundleFileError, loadCertificatePool, parseBundlePem } from './load-pool.js';
 export { poolFromSnapshot, poolSnapshotFromPem, readPoolSnapshot, snapshotCertificates } from './pool-snapshot.js';

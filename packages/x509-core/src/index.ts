@@ -100,7 +100,14 @@ export type { RsaPublicKeyComponents } from './public-key-info.js';
 export { readDistinguishedName, parseDistinguishedName } from './distinguished-name.js';
 export { GeneralNameTag, emptySubjectAltNames, formatIpAddress, readGeneralNames } from './general-name.js';
 export { readPkcs7Certificates, parsePkcs7Certificates } from './pkcs7.js';
-export { parseCertificate, parseCertificates, toHex } from './parse-certificate.js';
+export {
+  decodeOwnedCertificate,
+  parseCertificate,
+  parseCertificates,
+  parseCertificatesDecoding,
+  toHex,
+  type DecodeCertificate,
+} from './parse-certificate.js';
 export { LazyCertificate, certificateIndexFields, parseCertificatesLazily, MATERIALIZED_LIMIT } from './lazy-certificate.js';
 export { readCertificateIndex } from './certificate-index.js';
 export type { CertificateIndex } from './certificate-index.js';

@@ -74,6 +74,14 @@ export class LazyCertificate implements Certificate {
     return this.#full !== undefined;
   }
 
+  /**
+   * The full parse, made now when it is not held: a plain certificate, the same data the parser
+   * returns for these bytes (throws CertificateParseError, 1003, when it cannot be parsed).
+   */
+  parsed(): Certificate {
+    return this.#parsed();
+  }
+
   #parsed(): Certificate {
     let full = this.#full;
     if (full === undefined) {

@@ -92,14 +92,23 @@ export function parseCertificate(der: Uint8Array): Certificate {
 // ---------------------------------------------------------------------------------------------
 // Several certificates: PEM (any label), PKCS#7, DER, base64 DER — CFSSL's input rules.
 
+/**
+ * How one certificate's DER becomes a {@link Certificate}: parsed (and kept whole or lazily), or
+ * taken from a set the caller already holds parsed. Throws DerDecodeError for bytes that are not
+ * a certificate, as the parser does, so the PKCS#7 and DER fallbacks see the same errors.
+ */
+export type DecodeCertificate = (der: Uint8Array) => Certificate;
+
 /** What a caller keeps of each certificate as it is parsed: the certificate, or a lazy copy. */
 type Keep = (certificate: Certificate) => Certificate;
-const keepParsed: Keep = (certificate) => certificate;
+
+/** The parser's own decoding: an owned copy of the bytes, parsed. */
+export const decodeOwnedCertificate: DecodeCertificate = (der) => decodeCertificate(ownedBytes(der));
 
 /** Certificates of one DER blob that is a certificate or else a PKCS#7 SignedData; DerDecodeError otherwise. */
-function decodeCertificateOrPkcs7(der: Uint8Array, keep: Keep): Certificate[] {
+function decodeCertificateOrPkcs7(der: Uint8Array, decode: DecodeCertificate): Certificate[] {
   try {
-    return [keep(decodeCertificate(ownedBytes(der)))];
+    return [decode(der)];
   } catch (certificateError) {
     if (!(certificateError instanceof DerDecodeError)) throw certificateError;
     let inner: Uint8Array[];
@@ -109,31 +118,31 @@ function decodeCertificateOrPkcs7(der: Uint8Array, keep: Keep): Certificate[] {
       if (pkcs7Error instanceof DerDecodeError) throw certificateError;
       throw pkcs7Error;
     }
-    return inner.map((cert) => keep(decodeCertificate(ownedBytes(cert))));
+    return inner.map(decode);
   }
 }
 
 /** Concatenated DER certificates (Go's `x509.ParseCertificates`); DerDecodeError on any problem. */
-function decodeConcatenatedCertificates(der: Uint8Array, keep: Keep): Certificate[] {
+function decodeConcatenatedCertificates(der: Uint8Array, decode: DecodeCertificate): Certificate[] {
   const certificates: Certificate[] = [];
   const reader = new DerReader(der);
   while (reader.hasMore()) {
     const element = reader.expect(0x30, 'Certificate');
-    certificates.push(keep(decodeCertificate(new Uint8Array(der.subarray(element.start, element.end)))));
+    certificates.push(decode(der.subarray(element.start, element.end)));
   }
   return certificates;
 }
 
 /** DER input: PKCS#7 first, then concatenated certificates (CFSSL's `ParseCertificatesDER` order); `null` if neither. */
-function tryDerCertificates(der: Uint8Array, keep: Keep): Certificate[] | null {
+function tryDerCertificates(der: Uint8Array, decode: DecodeCertificate): Certificate[] | null {
   if (der.length === 0 || der[0] !== 0x30) return null;
   try {
-    return readPkcs7Certificates(der).map((cert) => keep(decodeCertificate(ownedBytes(cert))));
+    return readPkcs7Certificates(der).map(decode);
   } catch (error) {
     if (!(error instanceof DerDecodeError)) throw error;
   }
   try {
-    const certificates = decodeConcatenatedCertificates(der, keep);
+    const certificates = decodeConcatenatedCertificates(der, decode);
     return certificates.length > 0 ? certificates : null;
   } catch (error) {
     if (!(error instanceof DerDecodeError)) throw error;
@@ -152,7 +161,7 @@ function stringBytes(text: string): Uint8Array {
 }
 
 /** PEM path of {@link parseCertificates}; throws the coded error CFSSL's `ParseCertificatesPEM` returns. */
-function parsePemCertificates(text: string, keep: Keep): Certificate[] {
+function parsePemCertificates(text: string, decode: DecodeCertificate): Certificate[] {
   const trimmed = text.trim();
   const certificates: Certificate[] = [];
   let position = 0;
@@ -161,7 +170,7 @@ function parsePemCertificates(text: string, keep: Keep): Certificate[] {
     if (match === null) break;
     position = match.end;
     try {
-      for (const certificate of decodeCertificateOrPkcs7(match.block.bytes, keep)) certificates.push(certificate);
+      for (const certificate of decodeCertificateOrPkcs7(match.block.bytes, decode)) certificates.push(certificate);
     } catch (error) {
       // A block that decodes but is neither X.509 nor PKCS#7 (e.g. a private key): 1003.
       if (error instanceof DerDecodeError) throw new CertificateParseError(undefined, { cause: error });
@@ -186,27 +195,37 @@ function parsePemCertificates(text: string, keep: Keep): Certificate[] {
  * @throws CertificateDecodeError (1002) or CertificateParseError (1003)
  */
 export function parseCertificates(input: string | Uint8Array): Certificate[] {
-  return parseCertificatesKeeping(input, keepParsed);
+  return parseCertificatesDecoding(input, decodeOwnedCertificate);
 }
 
 /**
  * {@link parseCertificates} with a say in what is kept of each certificate as soon as it is parsed
  * (trust pools keep a lazy certificate, an index of the DER, instead of the full parse).
  */
-export function parseCertificatesKeeping(input: string | Uint8Array, keep: (certificate: Certificate) => Certificate): Certificate[] {
+export function parseCertificatesKeeping(input: string | Uint8Array, keep: Keep): Certificate[] {
+  return parseCertificatesDecoding(input, (der) => keep(decodeOwnedCertificate(der)));
+}
+
+/**
+ * {@link parseCertificates} with a say in how each certificate's DER becomes a certificate: the
+ * same input rules, errors and order, with `decode` called once per certificate found (and, as
+ * the parser is, on a PEM block before it is tried as PKCS#7). A bundle request passes a decoder
+ * that takes certificates its trust pools already hold from the pool instead of parsing them again.
+ */
+export function parseCertificatesDecoding(input: string | Uint8Array, decode: DecodeCertificate): Certificate[] {
   const text = typeof input === 'string' ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength).toString('latin1');
   let pemError: unknown;
   try {
-    return parsePemCertificates(text, keep);
+    return parsePemCertificates(text, decode);
   } catch (error) {
     pemError = error;
   }
   const raw = typeof input === 'string' ? stringBytes(input) : input;
-  const fromDer = tryDerCertificates(raw, keep);
+  const fromDer = tryDerCertificates(raw, decode);
   if (fromDer !== null) return fromDer;
   if (BASE64_TEXT.test(text)) {
     const decoded = new Uint8Array(Buffer.from(text.replace(/\s+/g, ''), 'base64'));
-    const fromBase64 = tryDerCertificates(decoded, keep);
+    const fromBase64 = tryDerCertificates(decoded, decode);
     if (fromBase64 !== null) return fromBase64;
   }
   throw pemError;
