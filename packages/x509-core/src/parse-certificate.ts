@@ -128,7 +128,8 @@ function decodeConcatenatedCertificates(der: Uint8Array, decode: DecodeCertifica
   const reader = new DerReader(der);
   while (reader.hasMore()) {
     const element = reader.expect(0x30, 'Certificate');
-    certificates.push(decode(der.subarray(element.start, element.end)));
+    // A copy even when the element spans the whole input: the caller's buffer is not kept.
+    certificates.push(decode(new Uint8Array(der.subarray(element.start, element.end))));
   }
   return certificates;
 }
