@@ -156,6 +156,13 @@ describe('serve --processes 2', () => {
     await within(30_000, async () => servingPids().length === 2);
     expect(servingPids()).toContain(survivor);
     expect(servingPids()).not.toContain(victim);
+    // The replacement logs 'listening' just before the leader hears it over IPC and gives it a turn:
+    // connections in between all go to the survivor. Wait until the replacement has answered one.
+    const replacement = servingPids().find((pid) => pid !== survivor);
+    await within(30_000, async () => {
+      expect((await fresh('GET', '/api/v1/cfssl/health')).status).toBe(200);
+      return logs().some((line) => line['msg'] === 'request' && line['pid'] === replacement);
+    });
     // The replacement serves too, and reaches the store.
     await Promise.all([1, 2, 3, 4].map((index) => newcert(`after-restart-${index}.processes.test`)));
     await Promise.all([1, 2, 3, 4].map(() => fresh('GET', '/api/v1/cfssl/health')));
