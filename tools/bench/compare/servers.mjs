@@ -315,6 +315,18 @@ export function readRss(pid) {
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
 /**
+ * CPU time (user + system) one thread has used so far, in ms, from /proc/<pid>/task/<tid>/stat;
+ * `tid` defaults to `pid`, the process's main thread (a node process's event loop). Throws when the
+ * thread is gone.
+ */
+export function readThreadCpuMs(pid, tid = pid) {
+  const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+  // Fields after the parenthesised command name (which may contain spaces): utime is field 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
+
+/**
  * CPU time (user + system, all threads of every process of the tree, {@link processTree}) a server
  * has used so far, in ms, from /proc/<pid>/stat; NaN when unreadable. Per-request CPU is the cost
  * measure least disturbed by the load generator sharing the machine.

@@ -15,7 +15,7 @@
  * certsmith variant records into its own database of a throwaway PostgreSQL cluster, whose CPU per
  * request is reported too. Used for docs/adr/0001-worker-pool.md and 0004.
  */
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,7 +25,7 @@ import { createClient, median, runRound, summarise } from './load.mjs';
 import { prepareSingleCell } from './single-cell.mjs';
 import { describeMachine, formatMachine } from './report.mjs';
 import { runWrkRound, wrkPostScript } from './ocsp.mjs';
-import { processTree, readCpuMs, stopAllServers } from './servers.mjs';
+import { processTree, readCpuMs, readThreadCpuMs, stopAllServers } from './servers.mjs';
 import { parseVariant, startVariant } from './variant-spec.mjs';
 import { startThrowawayPostgres } from '../cert-store/throwaway-postgres.mjs';
 
@@ -64,9 +64,7 @@ function threadCpuMs(pid) {
     }
     for (const tid of tids) {
       try {
-        const stat = readFileSync(`/proc/${member}/task/${tid}/stat`, 'utf8');
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        out.set(tid, (Number(fields[11]) + Number(fields[12])) * 10);
+        out.set(tid, readThreadCpuMs(member, tid));
       } catch {
         // The thread ended meanwhile.
       }

@@ -15,9 +15,9 @@
  * variant: median CPU µs per line of the whole process and of the main thread alone
  * (`/proc/self/task/<tid>/stat`, 10 ms ticks: keep rounds ≥ 1 s).
  */
-import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { readBenchOptions } from '../bench-options.mjs';
+import { readThreadCpuMs } from '../compare/servers.mjs';
 import { createLogger } from '../../../packages/http-api/dist/logger.js';
 import { createRequestLog } from '../../../packages/http-api/dist/request-log.js';
 
@@ -50,17 +50,10 @@ function fieldsOf(index) {
   };
 }
 
-/** CPU ms of this process's main thread. */
-function mainThreadCpuMs() {
-  const stat = readFileSync(`/proc/${process.pid}/task/${process.pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 function runRound(log) {
   return new Promise((resolve) => {
     const cpuBefore = process.cpuUsage();
-    const mainBefore = mainThreadCpuMs();
+    const mainBefore = readThreadCpuMs(process.pid);
     let index = 0;
     const turn = () => {
       for (let k = 0; k < options['per-turn'] && index < options.lines; k += 1, index += 1) log(fieldsOf(index));
@@ -68,7 +61,7 @@ function runRound(log) {
       if (index < options.lines) setImmediate(turn);
       else {
         const cpu = process.cpuUsage(cpuBefore);
-        resolve({ processUs: (cpu.user + cpu.system) / options.lines, mainUs: ((mainThreadCpuMs() - mainBefore) * 1000) / options.lines });
+        resolve({ processUs: (cpu.user + cpu.system) / options.lines, mainUs: ((readThreadCpuMs(process.pid) - mainBefore) * 1000) / options.lines });
       }
     };
     turn();

@@ -16,13 +16,13 @@
  * event loop alone from /proc/<pid>/task/<pid>/stat).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readBenchOptions } from '../bench-options.mjs';
 import { pinnedCpus, runWrkRound, wrkPostScript } from '../compare/ocsp.mjs';
-import { stopAllServers, trackChild } from '../compare/servers.mjs';
+import { readThreadCpuMs, stopAllServers, trackChild } from '../compare/servers.mjs';
 
 const REPO_ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 const SERVER = fileURLToPath(new URL('request-path.server.mjs', import.meta.url));
@@ -34,13 +34,6 @@ const options = readBenchOptions(import.meta.url, {
 });
 const cpus = pinnedCpus();
 if (cpus === null) throw new Error('request-path.bench.mjs needs at least 2 CPUs (wrk on one, the server on the others)');
-
-/** CPU ms of the event loop (main thread) of `pid`. */
-function eventLoopCpuMs(pid) {
-  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
 
 async function startServer(name, checkout, workDir) {
   const log = openSync(join(workDir, `${name}.log`), 'a');
@@ -64,10 +57,10 @@ try {
   writeFileSync(script, wrkPostScript('/api/v1/cfssl/echo', JSON.stringify({ certificate: 'A'.repeat(2000), flavor: 'ubiquitous' })));
   const servers = [await startServer('this checkout', REPO_ROOT, workDir), await startServer('base', resolve(options.base), workDir)];
   const measure = async (server, durationMs) => {
-    const before = eventLoopCpuMs(server.pid);
+    const before = readThreadCpuMs(server.pid);
     const result = await runWrkRound({ url: server.url, script, concurrency: options.concurrency, durationMs, pid: server.pid, cpus: cpus.wrk });
     if (result.errors > 0) throw new Error(`${server.name}: ${result.firstError}`);
-    return { rps: result.rps, processUs: result.cpuMsPerRequest * 1000, eventLoopUs: ((eventLoopCpuMs(server.pid) - before) * 1000) / result.ok };
+    return { rps: result.rps, processUs: result.cpuMsPerRequest * 1000, eventLoopUs: ((readThreadCpuMs(server.pid) - before) * 1000) / result.ok };
   };
   // Warm-up: V8 optimises both before anything is counted.
   for (const server of servers) await measure(server, 3000);

@@ -24,7 +24,6 @@
  * the main thread's old-generation growth per 1,000 tasks between full GCs (what promotion under
  * load costs: the fifth pass's RSS story).
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PerformanceObserver, constants, performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -32,6 +31,7 @@ import { parseArgs } from 'node:util';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
+import { readThreadCpuMs } from '../compare/servers.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const WORKER_FILE = join(here, 'hand-off.worker.mjs');
@@ -60,13 +60,6 @@ const YOUNG_MB = 12;
 function spin(us) {
   const until = performance.now() + us / 1000;
   while (performance.now() < until);
-}
-
-/** CPU ms of one thread of this process. */
-function threadCpuMs(tid) {
-  const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
 /**
@@ -193,7 +186,7 @@ async function round(pool) {
   const deadline = performance.now() + durationMs;
   const gc = watchGc();
   const cpuBefore = process.cpuUsage();
-  const mainBefore = threadCpuMs(process.pid);
+  const mainBefore = readThreadCpuMs(process.pid);
   const started = performance.now();
   await Promise.all(
     Array.from({ length: loops }, async () => {
@@ -207,7 +200,7 @@ async function round(pool) {
   );
   const elapsed = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
-  const mainMs = threadCpuMs(process.pid) - mainBefore;
+  const mainMs = readThreadCpuMs(process.pid) - mainBefore;
   const { grown, scavenges, fullGcs } = gc();
   return {
     tasksPerSecond: done / (elapsed / 1000),
