@@ -77,6 +77,12 @@ export const SHA1_DEPRECATION_POLICIES: readonly Sha1DeprecationPolicy[] = Objec
   },
 ]);
 
+/** Whether a certificate of `chain` other than its last (the root) is SHA-1 signed. */
+function hasSha1BelowRoot(chain: readonly Certificate[]): boolean {
+  for (let i = 0; i < chain.length - 1; i++) if (isSha1Signed(chain[i] as Certificate)) return true;
+  return false;
+}
+
 /** Whether `policy` flags `chain` (leaf first, root last) at `now` (`SHA1DeprecationPolicy.Flag`). */
 export function flagsChain(policy: Sha1DeprecationPolicy, chain: readonly Certificate[], now: Date): boolean {
   const leaf = chain[0];
@@ -85,16 +91,7 @@ export function flagsChain(policy: Sha1DeprecationPolicy, chain: readonly Certif
   if (policy.neverIssueAfter !== null && leaf.notBefore > policy.neverIssueAfter) {
     if (chain.length > 1 && isSha1Signed(leaf)) return true;
   }
-  if (policy.expiryDeadline !== null && leaf.notAfter > policy.expiryDeadline) {
-    for (let i = 0; i < chain.length - 1; i++) if (isSha1Signed(chain[i] as Certificate)) return true;
-  }
-  return false;
-}
-
-/** Whether a certificate of `chain` other than its last (the root) is SHA-1 signed. */
-function hasSha1BelowRoot(chain: readonly Certificate[]): boolean {
-  for (let i = 0; i < chain.length - 1; i++) if (isSha1Signed(chain[i] as Certificate)) return true;
-  return false;
+  return policy.expiryDeadline !== null && leaf.notAfter > policy.expiryDeadline && hasSha1BelowRoot(chain);
 }
 
 /**
