@@ -42,12 +42,17 @@ export function rememberFingerprint(cert: Certificate, fingerprint: string): voi
   fingerprints.set(cert, fingerprint);
 }
 
-/** SHA-256 of the certificate DER (base64), memoised per certificate object. */
+/** The fingerprint pools index certificates by: SHA-256 of the DER, base64. */
+export function derFingerprint(der: Uint8Array): string {
+  // One-shot `hash`: no Hash object and no digest Buffer per certificate (docs/performance.md#bundle-cpu-per-request).
+  return hash('sha256', der, 'base64');
+}
+
+/** {@link derFingerprint} of the certificate, memoised per certificate object. */
 export function certificateFingerprint(cert: Certificate): string {
   let fp = fingerprints.get(cert);
   if (fp === undefined) {
-    // One-shot `hash`: no Hash object and no digest Buffer per certificate (docs/performance.md#bundle-cpu-per-request).
-    fp = hash('sha256', cert.der, 'base64');
+    fp = derFingerprint(cert.der);
     fingerprints.set(cert, fp);
   }
   return fp;

@@ -5,9 +5,8 @@
  * (docs/performance.md#bundle-cpu-per-request). This is a lookup in the server's own pools by the
  * DER's fingerprint, never a cache of request results.
  */
-import { hash } from 'node:crypto';
 import { LazyCertificate, decodeOwnedCertificate, parseCertificatesDecoding, type Certificate } from '@certsmith/x509-core';
-import { rememberFingerprint, type TrustPools } from './certificate-pool.js';
+import { derFingerprint, rememberFingerprint, type TrustPools } from './certificate-pool.js';
 
 /**
  * The parsed data of a pool certificate, to stand for a submitted certificate with the same DER.
@@ -36,7 +35,7 @@ function poolParse(entry: Certificate): Certificate | undefined {
  */
 export function parseSubmittedCertificates(input: string | Uint8Array, pools: TrustPools): Certificate[] {
   return parseCertificatesDecoding(input, (der) => {
-    const fingerprint = hash('sha256', der, 'base64');
+    const fingerprint = derFingerprint(der);
     const entry = pools.intermediates.byFingerprint(fingerprint) ?? pools.roots.byFingerprint(fingerprint);
     const known = entry === undefined ? undefined : poolParse(entry);
     if (known !== undefined) {
