@@ -1,6 +1,7 @@
 import { TestPki } from '@certsmith/test-pki';
 import { describe, expect, it } from 'vitest';
-import { issuedCertificateFields, issuedCertificateRow, normaliseAuthorityKeyId, serialToDecimal } from './certificate-row.js';
+import { readCertificateStoreFields } from '@certsmith/x509-core';
+import { issuedCertificateFields, issuedCertificateRow, normaliseAuthorityKeyId, serialToDecimal, signedCertificateFields } from './certificate-row.js';
 import { goJsonMarshal } from './go-json.js';
 
 describe('serialToDecimal', () => {
@@ -35,5 +36,26 @@ describe('issuedCertificateRow', () => {
     const input = { label: 'web', ocspResponse: { body: Uint8Array.of(1), expiry: now } };
     expect(issuedCertificateRow({ ...input, certificate: fields }, now)).toEqual(issuedCertificateRow({ ...input, certificate: leaf.der }, now));
     expect(issuedCertificateRow({ certificate: fields }, now)).toMatchObject({ serial: serialToDecimal(leaf.serialHex.toLowerCase()), pem: leaf.pem, sansJson: '["fields.example"]', commonName: 'fields.example', label: '', status: 'good' });
+  });
+});
+
+describe('signedCertificateFields', () => {
+  const pki = new TestPki();
+  const root = pki.root({ CN: 'Signed Fields Root' }, { key: 'ecdsa-p256' });
+
+  it.each([
+    ['DNS names', { dns: ['a.example', 'b.example'] }],
+    ['IP, email and URI names but no DNS name', { dns: [], ips: ['10.0.0.1', '2001:db8::1'], emails: ['ops@example.com'], uris: ['https://example.com/'] }],
+    ['no AKI and a long serial', { authorityKeyId: false, serialHex: '00ff'.repeat(16) }],
+    ['a negative serial', { serialHex: 'ff01' }],
+  ])('gives what issuedCertificateFields gives for a certificate with %s', (_what, options) => {
+    const leaf = pki.leaf('signed.example', root, { key: 'ecdsa-p256', ...options });
+    expect(signedCertificateFields(readCertificateStoreFields(leaf.der), leaf.pem)).toEqual(issuedCertificateFields(leaf.der));
+  });
+
+  it('gives what issuedCertificateFields gives for a certificate without a subject CN', () => {
+    const leaf = pki.issue({ subject: { O: 'No CN' }, issuer: root, key: 'ecdsa-p256', dns: ['nocn.example'] });
+    expect(signedCertificateFields(readCertificateStoreFields(leaf.der), leaf.pem)).toEqual(issuedCertificateFields(leaf.der));
+    expect(issuedCertificateFields(leaf.der).commonName).toBe('');
   });
 });

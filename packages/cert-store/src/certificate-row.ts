@@ -3,7 +3,7 @@
  * lifecycle spec §2.1), computed from the certificate with `@certsmith/x509-core`.
  */
 import { certificateToPem, commonName, decodePemBlock, parseCertificate, toHex, CertificateDecodeError } from '@certsmith/x509-core';
-import type { Certificate } from '@certsmith/x509-core';
+import type { Certificate, CertificateStoreFields } from '@certsmith/x509-core';
 import { goJsonMarshal } from './go-json.js';
 import type { CertificateRowInput, IssuedCertificateFields, IssuedOcspResponse, RecordCertificateInput } from './model.js';
 
@@ -75,6 +75,31 @@ export function issuedCertificateFields(certificate: string | Uint8Array | Certi
     // Go marshals a nil slice as null (lifecycle spec §2.1: `null` when there are none).
     sansJson: dns.length === 0 ? 'null' : goJsonMarshal(dns),
     commonName: commonName(parsed.subject),
+  };
+}
+
+/**
+ * {@link issuedCertificateFields} of a certificate this process has just signed, for the hook that
+ * records it: the same values, from what `readCertificateStoreFields` read of its DER (five fields,
+ * not the whole certificate: docs/performance.md, "Recording at issuance: the hook's own work") and
+ * the PEM the issuer already encoded. Unlike {@link issuedCertificateFields} nothing checks the
+ * contents the reader skips, which the issuer wrote itself.
+ *
+ * @param read `readCertificateStoreFields(der)`
+ * @param pem the certificate's PEM as `certificateToPem(der)` writes it
+ */
+export function signedCertificateFields(read: CertificateStoreFields, pem: string): IssuedCertificateFields {
+  const dns = read.subjectAltNames.dns;
+  return {
+    kind: 'issued-certificate-fields',
+    serial: serialToDecimal(toHex(read.serialNumber)),
+    authorityKeyId: read.authorityKeyId === null ? '' : toHex(read.authorityKeyId),
+    expiry: read.notAfter,
+    notBefore: read.notBefore,
+    pem,
+    // As issuedCertificateFields: Go marshals a nil slice as null.
+    sansJson: dns.length === 0 ? 'null' : goJsonMarshal(dns),
+    commonName: read.commonName,
   };
 }
 

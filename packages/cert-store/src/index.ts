@@ -41,7 +41,7 @@ export type {
   WatchChangesOptions,
   ChangeSubscription,
 } from './model.js';
-export { authorityKeyIdHex, serialToDecimal, normaliseAuthorityKeyId, issuedCertificateFields } from './certificate-row.js';
+export { authorityKeyIdHex, serialToDecimal, normaliseAuthorityKeyId, issuedCertificateFields, signedCertificateFields } from './certificate-row.js';
 export { iterateCertificates, iterateOcspResponses } from './iterate.js';
 export { certificateRecordJson, formatGoTime } from './record-json.js';
 export type { CertificateRecordJson } from './record-json.js';

@@ -10,7 +10,7 @@ import type { DerElement } from './der-reader.js';
 const HEX = '0123456789abcdef';
 
 /** RFC 4514 2.4 `#hex` form of a whole TLV, for attribute values that are not strings. */
-function hexValue(bytes: Uint8Array, element: DerElement): string {
+export function attributeHexValue(bytes: Uint8Array, element: DerElement): string {
   let out = '#';
   for (let i = element.start; i < element.end; i++) out += HEX[bytes[i]! >> 4]! + HEX[bytes[i]! & 15]!;
   return out;
@@ -33,7 +33,7 @@ export function readDistinguishedName(bytes: Uint8Array, element: DerElement, pa
       const oid = decodeOid(bytes, oidElement.valueStart, oidElement.end);
       const valueElement = atv.read();
       atv.finish('AttributeTypeAndValue');
-      const value = isStringTag(valueElement.tag) ? readString(bytes, valueElement) : hexValue(bytes, valueElement);
+      const value = isStringTag(valueElement.tag) ? readString(bytes, valueElement) : attributeHexValue(bytes, valueElement);
       rdn.push({ oid, value });
     }
     rdns.push(rdn);

@@ -110,6 +110,8 @@ export {
 } from './parse-certificate.js';
 export { LazyCertificate, certificateIndexFields, parseCertificatesLazily, MATERIALIZED_LIMIT } from './lazy-certificate.js';
 export { readCertificateIndex } from './certificate-index.js';
+export { readCertificateStoreFields } from './certificate-store-fields.js';
+export type { CertificateStoreFields } from './certificate-store-fields.js';
 export type { CertificateIndex } from './certificate-index.js';
 export type { CertificateIndexFields } from './lazy-certificate.js';
 export { readExtensions, emptyExtensionFacts, derExtension } from './extensions.js';

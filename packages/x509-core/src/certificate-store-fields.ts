@@ -1,0 +1,139 @@
+/**
+ * The fields a CFSSL certificate store keeps of a certificate (lifecycle spec §2.1: serial, AKI,
+ * validity, subject common name, DNS names), read from its DER without decoding the rest: the
+ * issuer name, the public key, the signature algorithm and the contents of other extensions stay
+ * undecoded. For a certificate this process has just signed and records (the issuer built it; a full
+ * parse would read it again for five values): about a third of the cost of `parseCertificate`
+ * (docs/performance.md, "Recording at issuance: the hook's own work").
+ *
+ * Every value is read by the parser's own functions on the same elements, so each equals what
+ * `parseCertificate` gives for these bytes. The structure is checked as `readCertificateIndex`
+ * checks it (one Certificate, TBSCertificate fields in RFC 5280 order, version 1–3, identical inner
+ * and outer signature algorithms, well-formed Extension entries without duplicates, the AKI and SAN
+ * extensions in their RFC 5280 form), but the contents it skips are not: a certificate this accepts
+ * can still fail `parseCertificate` (e.g. a malformed key usage extension).
+ */
+import type { SubjectAltNames } from './certificate-model.js';
+import { openCertificate } from './certificate-opening.js';
+import { DerReader, isStringTag, readIntegerBytes, readOctetString, readString, readTime } from './der-reader.js';
+import type { DerElement } from './der-reader.js';
+import { CertificateParseError, DerDecodeError } from './errors.js';
+import { emptySubjectAltNames, readGeneralNames } from './general-name.js';
+import { attributeHexValue } from './distinguished-name.js';
+
+/** What {@link readCertificateStoreFields} returns; byte fields are views into the DER it was given. */
+export interface CertificateStoreFields {
+  /** Content octets of the serial number INTEGER (`parseCertificate`'s `serialNumberHex`, as bytes). */
+  readonly serialNumber: Uint8Array;
+  readonly notBefore: Date;
+  readonly notAfter: Date;
+  /** The last commonName attribute of the subject, as `commonName(subject)` reads it; `''` when none. */
+  readonly commonName: string;
+  /** keyIdentifier of the authorityKeyIdentifier extension; `null` when absent. */
+  readonly authorityKeyId: Uint8Array | null;
+  /** The subjectAltName extension's names (empty lists when absent). */
+  readonly subjectAltNames: SubjectAltNames;
+}
+
+/** `2.5.4.3` (id-at-commonName) as OID content bytes; `decodeOid` refuses non-minimal arcs, so bytes compare as the OID text does. */
+function isCommonNameOid(bytes: Uint8Array, element: DerElement): boolean {
+  const start = element.valueStart;
+  return element.end - start === 3 && bytes[start] === 0x55 && bytes[start + 1] === 0x04 && bytes[start + 2] === 0x03;
+}
+
+/** `2.5.29.17` (subjectAltName) and `2.5.29.35` (authorityKeyIdentifier): the last arc of an `id-ce` OID. */
+const SAN_ARC = 17;
+const AKI_ARC = 35;
+
+function idCeArc(bytes: Uint8Array, start: number, end: number): number {
+  return end - start === 3 && bytes[start] === 0x55 && bytes[start + 1] === 0x1d ? bytes[start + 2]! : -1;
+}
+
+function sameBytes(bytes: Uint8Array, a: number, b: number, length: number): boolean {
+  for (let i = 0; i < length; i++) if (bytes[a + i] !== bytes[b + i]) return false;
+  return true;
+}
+
+/** `commonName(readDistinguishedName(...))`: the value of the last CN attribute, string or `#hex`. */
+function readCommonName(bytes: Uint8Array, name: DerReader): string {
+  let value = '';
+  while (name.hasMore()) {
+    const set = name.enter(name.expect(0x31, 'RelativeDistinguishedName'));
+    while (set.hasMore()) {
+      const atv = set.sequence('AttributeTypeAndValue');
+      const oid = atv.expect(0x06, 'attribute type');
+      const valueElement = atv.read();
+      atv.finish('AttributeTypeAndValue');
+      if (!isCommonNameOid(bytes, oid)) continue;
+      value = isStringTag(valueElement.tag) ? readString(bytes, valueElement) : attributeHexValue(bytes, valueElement);
+    }
+  }
+  return value;
+}
+
+function readFields(der: Uint8Array): CertificateStoreFields {
+  const { tbs, serialElement } = openCertificate(der);
+  const serialNumber = readIntegerBytes(der, serialElement);
+  tbs.expect(0x30, 'issuer');
+  const validity = tbs.sequence('validity');
+  const notBefore = readTime(der, validity.read());
+  const notAfter = readTime(der, validity.read());
+  validity.finish('validity');
+  const commonName = readCommonName(der, tbs.enter(tbs.expect(0x30, 'subject')));
+  tbs.expect(0x30, 'subjectPublicKeyInfo');
+  tbs.optional(0x81); // issuerUniqueID
+  tbs.optional(0x82); // subjectUniqueID
+
+  let authorityKeyId: Uint8Array | null = null;
+  const subjectAltNames = emptySubjectAltNames();
+  const extensionsElement = tbs.optional(0xa3);
+  if (extensionsElement) {
+    const wrapper = tbs.enter(extensionsElement);
+    const list = wrapper.sequence('Extensions');
+    wrapper.finish('extensions');
+    const seen: { start: number; length: number }[] = [];
+    while (list.hasMore()) {
+      const ext = list.sequence('Extension');
+      const oid = ext.expect(0x06, 'extnID');
+      const oidLength = oid.end - oid.valueStart;
+      for (const other of seen) {
+        if (other.length === oidLength && sameBytes(der, other.start, oid.valueStart, oidLength)) {
+          throw new DerDecodeError('duplicate extension', oid.start);
+        }
+      }
+      seen.push({ start: oid.valueStart, length: oidLength });
+      ext.optional(0x01);
+      const value = ext.expect(0x04, 'extnValue');
+      ext.finish('Extension');
+      // Read exactly as `readExtensions` reads them (RFC 5280 4.2.1.1, 4.2.1.6).
+      const arc = idCeArc(der, oid.valueStart, oid.end);
+      if (arc === AKI_ARC) {
+        const inner = new DerReader(der, value.valueStart, value.end, list.depth + 2);
+        const sequence = inner.sequence('AuthorityKeyIdentifier');
+        inner.finish('AuthorityKeyIdentifier');
+        const keyId = sequence.optional(0x80);
+        if (keyId) authorityKeyId = readOctetString(der, keyId, 0x80);
+      } else if (arc === SAN_ARC) {
+        const inner = new DerReader(der, value.valueStart, value.end, list.depth + 2);
+        const sequence = inner.sequence('SubjectAltName');
+        inner.finish('SubjectAltName');
+        readGeneralNames(der, sequence, subjectAltNames);
+      }
+    }
+  }
+  tbs.finish('TBSCertificate');
+  return { serialNumber, notBefore, notAfter, commonName, authorityKeyId, subjectAltNames };
+}
+
+/**
+ * Read the store fields of one DER certificate (no trailing bytes); see the module comment.
+ * @throws CertificateParseError (1003) when the structure or a field it reads is malformed
+ */
+export function readCertificateStoreFields(der: Uint8Array): CertificateStoreFields {
+  try {
+    return readFields(der);
+  } catch (error) {
+    if (error instanceof DerDecodeError) throw new CertificateParseError(undefined, { cause: error });
+    throw error;
+  }
+}
