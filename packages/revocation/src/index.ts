@@ -47,6 +47,8 @@ export {
   buildOcspResponse,
 } from './ocsp-response-builder.js';
 export type { OcspCertStatus, OcspValidity, OcspResponseOptions, OcspResponse } from './ocsp-response-builder.js';
+export { ocspResponseTemplate } from './ocsp-response-template.js';
+export type { OcspResponseTemplate, OcspSingleResponseFields } from './ocsp-response-template.js';
 export { parseOcspResponse } from './ocsp-response-parser.js';
 export type { ParsedOcspResponse, BasicOcspResponse, OcspSingleResponse, OcspResponseStatusName } from './ocsp-response-parser.js';
 export { decodeOcspSignRequest, signOcspRequest, ocspSign } from './ocsp-sign-request.js';

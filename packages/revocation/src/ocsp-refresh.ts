@@ -9,7 +9,8 @@ import type { ErrorPayload } from '@certsmith/x509-core';
 import { toErrorPayload } from '@certsmith/x509-core';
 
 import type { OcspCertStatus } from './ocsp-response-builder.js';
-import { DEFAULT_OCSP_INTERVAL_MS, buildOcspResponse, ocspValidity } from './ocsp-response-builder.js';
+import { DEFAULT_OCSP_INTERVAL_MS, ocspValidity } from './ocsp-response-builder.js';
+import { ocspResponseTemplate } from './ocsp-response-template.js';
 import type { OcspSigningIdentity } from './ocsp-signing-identity.js';
 import { RevocationReason } from './revocation-reason.js';
 import type { CertificateStatusRecord, SignedOcspResponse } from './store-ports.js';
@@ -33,12 +34,17 @@ export function ocspStatusOf(record: CertificateStatusRecord): { status: OcspCer
   return { status: record.status === 'unknown' ? 'unknown' : 'good', reason: 0, revokedAt: undefined };
 }
 
-/** Sign the response for one row and return the `ocsp_responses` row to upsert. */
+/**
+ * Sign the response for one row and return the `ocsp_responses` row to upsert: `buildOcspResponse`'s
+ * bytes, written with the identity's {@link ocspResponseTemplate} (one per row adds up in a refresh).
+ */
 export async function signOcspForRecord(identity: OcspSigningIdentity, record: CertificateStatusRecord, options: OcspSigningOptions = {}): Promise<SignedOcspResponse> {
   const { status, reason, revokedAt } = ocspStatusOf(record);
   const validity = ocspValidity(options.now ?? new Date(), options.intervalMs ?? DEFAULT_OCSP_INTERVAL_MS, revokedAt);
-  const response = await buildOcspResponse({ identity, serialNumber: record.serial, status, reason, revokedAt, ...validity });
-  return { serial: record.serial, authorityKeyId: record.authorityKeyId, body: response.der, expiry: validity.nextUpdate };
+  const template = ocspResponseTemplate(identity);
+  const data = template.responseData({ serialNumber: record.serial, status, reason, revokedAt, ...validity });
+  const body = template.response(data, await identity.signer.sign(data));
+  return { serial: record.serial, authorityKeyId: record.authorityKeyId, body, expiry: validity.nextUpdate };
 }
 
 /** Options of {@link refreshOcspResponses}. */

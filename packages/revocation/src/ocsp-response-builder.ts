@@ -91,28 +91,45 @@ export interface OcspResponse {
   producedAt: Date;
 }
 
-function certStatus(options: OcspResponseOptions): Uint8Array {
-  switch (options.status) {
+/**
+ * The CertStatus of a SingleResponse (RFC 6960 4.2.1): `[0] good`, `[2] unknown` or `[1] revoked`
+ * with its time and, unless unspecified, its reason.
+ *
+ * @throws RevocationRequestError (400) for a bad status, or a revoked one without a valid date or with a reason that is not a CRLReason
+ */
+export function encodeCertStatus(status: OcspCertStatus, revokedAt?: Date, reason?: number): Uint8Array {
+  switch (status) {
     case 'good':
       return Uint8Array.of(0x80, 0x00);
     case 'unknown':
       return Uint8Array.of(0x82, 0x00);
     case 'revoked': {
-      const { revokedAt } = options;
       if (!(revokedAt instanceof Date) || Number.isNaN(revokedAt.getTime())) throw new RevocationRequestError('revokedAt must be a valid date for a revoked certificate');
-      const reason = options.reason ?? RevocationReason.unspecified;
-      if (!isRevocationReasonCode(reason)) throw new RevocationRequestError(`reason ${reason} is not an RFC 5280 CRLReason code`);
+      const code = reason ?? RevocationReason.unspecified;
+      if (!isRevocationReasonCode(code)) throw new RevocationRequestError(`reason ${code} is not an RFC 5280 CRLReason code`);
       const parts = [generalizedTime(revokedAt)];
-      if (reason !== RevocationReason.unspecified) parts.push(derExplicit(0, Uint8Array.of(0x0a, 1, reason)));
+      if (code !== RevocationReason.unspecified) parts.push(derExplicit(0, Uint8Array.of(0x0a, 1, code)));
       return derTlv(0xa1, concatBytes(parts));
     }
     default:
-      throw new RevocationRequestError(`status must be good, revoked or unknown, got ${JSON.stringify(options.status)}`);
+      throw new RevocationRequestError(`status must be good, revoked or unknown, got ${JSON.stringify(status)}`);
   }
 }
 
-function serialContent(serial: SerialNumber | Uint8Array): Uint8Array {
+/** DER INTEGER content octets of a serial given as a bigint, CFSSL's decimal text, or already as content octets. */
+export function serialNumberContent(serial: SerialNumber | Uint8Array): Uint8Array {
   return serial instanceof Uint8Array ? serial : integerContent(serialToBigInt(serial));
+}
+
+/**
+ * Refuse a nextUpdate before thisUpdate (compared in whole seconds, as they are encoded).
+ * @throws RevocationRequestError (400)
+ */
+export function checkUpdateOrder(thisUpdate: Date, nextUpdate: Date | null): void {
+  if (nextUpdate === null) return;
+  const from = wholeSeconds(thisUpdate);
+  const until = wholeSeconds(nextUpdate);
+  if (until.getTime() < from.getTime()) throw new RevocationRequestError(`nextUpdate (${until.toISOString()}) must not be before thisUpdate (${from.toISOString()})`);
 }
 
 /**
@@ -126,14 +143,12 @@ export async function buildOcspResponse(options: OcspResponseOptions): Promise<O
   const hashAlgorithm = options.hashAlgorithm ?? 'SHA1';
   const thisUpdate = wholeSeconds(options.thisUpdate);
   const nextUpdate = options.nextUpdate === null ? null : wholeSeconds(options.nextUpdate);
-  if (nextUpdate !== null && nextUpdate.getTime() < thisUpdate.getTime()) {
-    throw new RevocationRequestError(`nextUpdate (${nextUpdate.toISOString()}) must not be before thisUpdate (${thisUpdate.toISOString()})`);
-  }
+  checkUpdateOrder(thisUpdate, nextUpdate);
   const now = Date.now();
   const producedAt = wholeSeconds(options.producedAt ?? new Date(now - (now % 60_000)));
 
-  const certId = encodeCertId(hashAlgorithm, identity.issuerHashes(hashAlgorithm), serialContent(options.serialNumber));
-  const single = [certId, certStatus(options), generalizedTime(thisUpdate)];
+  const certId = encodeCertId(hashAlgorithm, identity.issuerHashes(hashAlgorithm), serialNumberContent(options.serialNumber));
+  const single = [certId, encodeCertStatus(options.status, options.revokedAt, options.reason), generalizedTime(thisUpdate)];
   if (nextUpdate !== null) single.push(derExplicit(0, generalizedTime(nextUpdate)));
   const data = [identity.responderId, generalizedTime(producedAt), derSequence(derSequence(...single))];
   if (options.nonce) {
