@@ -14,7 +14,7 @@
 import { performance } from 'node:perf_hooks';
 import type { IssuedCertificateFields, IssuedOcspResponse } from '@certsmith/cert-store';
 import type { WorkerIssuedCertificate, WorkerIssuedHook, WorkerIssuedHookResult } from '@certsmith/issuer';
-import type { OcspSigningIdentity } from '@certsmith/revocation';
+import type { OcspResponseTemplate, RevocationSigner } from '@certsmith/revocation';
 import type { Signer } from '@certsmith/signer-api';
 
 /** What the hook gives the record port for one certificate (the issuer's `attachment`). */
@@ -43,15 +43,29 @@ export function isIssuedRecordingAttachment(value: unknown): value is IssuedReco
 }
 
 /** The modules the hook needs, imported on the first certificate: a worker that never records does not load them. */
-type HookModules = [typeof import('@certsmith/cert-store'), typeof import('@certsmith/revocation')];
-let modules: Promise<HookModules> | null = null;
-const loadModules = (): Promise<HookModules> => (modules ??= Promise.all([import('@certsmith/cert-store'), import('@certsmith/revocation')]));
+interface HookModules {
+  readonly x509: typeof import('@certsmith/x509-core');
+  readonly store: typeof import('@certsmith/cert-store');
+  readonly revocation: typeof import('@certsmith/revocation');
+}
+/** Set once the imports are done: from then on a certificate's hook awaits nothing but its OCSP signature. */
+let loaded: HookModules | null = null;
+let loading: Promise<HookModules> | null = null;
+const loadModules = (): Promise<HookModules> =>
+  (loading ??= Promise.all([import('@certsmith/x509-core'), import('@certsmith/cert-store'), import('@certsmith/revocation')]).then(([x509, store, revocation]) => (loaded = { x509, store, revocation })));
 
+/** What signing the first OCSP responses of one label's signer needs, prepared once per signer object. */
 interface PreparedOcsp {
-  identity: OcspSigningIdentity;
+  /** The CA key as a revocation signer (its signature algorithm chosen once). */
+  signer: RevocationSigner;
+  /** The constant parts of the CA's responses, encoded once. */
+  template: OcspResponseTemplate;
   /** The CA's key identifier (lower-case hex): the AKI of the certificates it signs for. */
   keyIdentifierHex: string;
 }
+
+/** `signSeconds` of a certificate whose hook signed nothing. */
+const NO_SIGNATURES: readonly number[] = Object.freeze([]);
 
 /**
  * The issuer's `createIssuedHook` (named by {@link issuedRecordingWorkerData}'s spec in
@@ -61,55 +75,52 @@ export function createIssuedHook(data: unknown): WorkerIssuedHook {
   const { ocspLabels, ocspIntervalMs } = data as IssuedRecordingWorkerData;
   const signsFor = new Set(ocspLabels);
   // Per signer object: the worker keeps one copy per label (`worker-signers.ts`).
-  const prepared = new WeakMap<Signer, Promise<PreparedOcsp>>();
-  const prepare = async (signer: Signer, label: string): Promise<PreparedOcsp> => {
-    const [, revocation] = await loadModules();
-    const ca = await revocation.createRevocationSigner(signer, { label });
-    return { identity: revocation.createOcspSigningIdentity({ signer: ca }), keyIdentifierHex: ca.keyIdentifierHex };
-  };
-  return async (issued: WorkerIssuedCertificate): Promise<WorkerIssuedHookResult> => {
-    const [store, revocation] = await loadModules();
-    const fields = store.issuedCertificateFields(issued.certificateDer);
-    if (!signsFor.has(issued.label)) return { attachment: attachment(fields, null), signSeconds: [] };
-    let ocsp = prepared.get(issued.signer);
-    if (ocsp === undefined) {
-      ocsp = prepare(issued.signer, issued.label);
-      prepared.set(issued.signer, ocsp);
-      ocsp.catch(() => prepared.delete(issued.signer));
+  const prepared = new WeakMap<Signer, PreparedOcsp>();
+  const preparing = new WeakMap<Signer, Promise<PreparedOcsp>>();
+  const prepare = (signer: Signer, label: string): Promise<PreparedOcsp> => {
+    let promise = preparing.get(signer);
+    if (promise === undefined) {
+      promise = (async () => {
+        const { revocation } = loaded ?? (await loadModules());
+        const ca = await revocation.createRevocationSigner(signer, { label });
+        const made = { signer: ca, template: revocation.ocspResponseTemplate(revocation.createOcspSigningIdentity({ signer: ca })), keyIdentifierHex: ca.keyIdentifierHex };
+        prepared.set(signer, made);
+        return made;
+      })();
+      preparing.set(signer, promise);
+      // A failure is not kept: the next certificate tries again (and this one fails with the error).
+      promise.catch(() => preparing.delete(signer));
     }
-    const { identity, keyIdentifierHex } = await ocsp;
-    // The main thread picks the OCSP signer by the certificate's AKI; any other AKI is its to sign.
-    if (fields.authorityKeyId !== keyIdentifierHex) return { attachment: attachment(fields, null), signSeconds: [] };
-    const timing = { seconds: 0 };
-    const signed = await revocation.signOcspForRecord(
-      timedIdentity(identity, timing),
-      { serial: fields.serial, authorityKeyId: fields.authorityKeyId, status: 'good', reason: 0, revokedAt: null },
-      { intervalMs: ocspIntervalMs },
-    );
-    return { attachment: attachment(fields, { body: signed.body, expiry: signed.expiry }), signSeconds: [timing.seconds] };
+    return promise;
   };
+
+  /** A certificate's first OCSP response ("good"): the only await of the hook, its signature. */
+  const signFirstResponse = async (fields: IssuedCertificateFields, serialContent: Uint8Array, ocsp: PreparedOcsp): Promise<WorkerIssuedHookResult> => {
+    const { revocation } = loaded!;
+    const validity = revocation.ocspValidity(new Date(), ocspIntervalMs);
+    const responseData = ocsp.template.responseData({ serialNumber: serialContent, status: 'good', ...validity });
+    const started = performance.now();
+    const signature = await ocsp.signer.sign(responseData);
+    // For the signer metrics, as the certificate's own signature is timed.
+    const seconds = (performance.now() - started) / 1000;
+    return { attachment: attachment(fields, { body: ocsp.template.response(responseData, signature), expiry: validity.nextUpdate }), signSeconds: [seconds] };
+  };
+
+  const hook: WorkerIssuedHook = (issued) => {
+    // The first certificates of a thread (or of a signer) wait for the imports and the preparation.
+    if (loaded === null) return loadModules().then(() => hook(issued));
+    const signs = signsFor.has(issued.label);
+    const ocsp = signs ? prepared.get(issued.signer) : undefined;
+    if (signs && ocsp === undefined) return prepare(issued.signer, issued.label).then(() => hook(issued));
+    const read = loaded.x509.readCertificateStoreFields(issued.certificateDer);
+    const fields = loaded.store.signedCertificateFields(read, issued.certificatePem);
+    // The main thread picks the OCSP signer by the certificate's AKI; any other AKI is its to sign.
+    if (ocsp === undefined || fields.authorityKeyId !== ocsp.keyIdentifierHex) return { attachment: attachment(fields, null), signSeconds: NO_SIGNATURES };
+    return signFirstResponse(fields, read.serialNumber, ocsp);
+  };
+  return hook;
 }
 
 function attachment(fields: IssuedCertificateFields, ocspResponse: IssuedOcspResponse | null): IssuedRecordingAttachment {
   return { kind: 'issued-recording', fields, ocspResponse };
-}
-
-/** `identity` whose signature's duration lands in `timing` (for the signer metrics). */
-function timedIdentity(identity: OcspSigningIdentity, timing: { seconds: number }): OcspSigningIdentity {
-  const signer = identity.signer;
-  return {
-    ...identity,
-    issuerHashes: (algorithm) => identity.issuerHashes(algorithm),
-    signer: {
-      ...signer,
-      async sign(tbs: Uint8Array): Promise<Uint8Array> {
-        const started = performance.now();
-        try {
-          return await signer.sign(tbs);
-        } finally {
-          timing.seconds = (performance.now() - started) / 1000;
-        }
-      },
-    },
-  };
 }

@@ -80,7 +80,11 @@ export function provideWorkerIssuedHook(hook: WorkerIssuedHook | null): void {
   installed = hook;
 }
 
-/** Run this thread's hook on `issued`; `null` when none is installed. */
-export async function runWorkerIssuedHook(issued: WorkerIssuedCertificate): Promise<WorkerIssuedHookResult | null> {
-  return installed === null ? null : await installed(issued);
+/**
+ * Run this thread's hook on `issued`; `null` when none is installed. The hook's own answer is
+ * returned as it is (a value, or its promise) rather than wrapped in another promise: the caller
+ * awaits it once (one certificate's hook runs on the event loop with `--processes`).
+ */
+export function runWorkerIssuedHook(issued: WorkerIssuedCertificate): WorkerIssuedHookResult | Promise<WorkerIssuedHookResult> | null {
+  return installed === null ? null : installed(issued);
 }
