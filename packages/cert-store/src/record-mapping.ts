@@ -23,6 +23,8 @@ export interface RawCertificateRow {
 /** Parse stored JSON text; `null` for NULL and for text that is not JSON (rows written by other tools). */
 export function parseStoredJson(text: string | null): unknown {
   if (text === null) return null;
+  // The `metadata` of every issued row (no JSON.parse for it).
+  if (text === 'null') return null;
   try {
     return JSON.parse(text) as unknown;
   } catch {

@@ -1,11 +1,49 @@
 import { describe, expect, it } from 'vitest';
-import { formatSqliteTime, parseStoredTime } from './timestamps.js';
+import { formatSqliteTime, formatSqliteTimeByFields, parseStoredTime } from './timestamps.js';
 
 describe('formatSqliteTime', () => {
   it("writes go-sqlite3's layout in UTC, a fraction only when not zero, Go's zero time for null", () => {
     expect(formatSqliteTime(new Date('2027-02-23T23:21:00Z'))).toBe('2027-02-23 23:21:00+00:00');
     expect(formatSqliteTime(new Date('2026-11-25T23:26:16.300Z'))).toBe('2026-11-25 23:26:16.3+00:00');
     expect(formatSqliteTime(null)).toBe('0001-01-01 00:00:00+00:00');
+  });
+
+  it('writes every fraction with its trailing zeros dropped', () => {
+    const at = (ms: number) => formatSqliteTime(new Date(Date.UTC(2026, 10, 26, 19, 5, 7, ms)));
+    expect([0, 1, 5, 10, 50, 100, 120, 123, 990, 999].map(at)).toEqual([
+      '2026-11-26 19:05:07+00:00',
+      '2026-11-26 19:05:07.001+00:00',
+      '2026-11-26 19:05:07.005+00:00',
+      '2026-11-26 19:05:07.01+00:00',
+      '2026-11-26 19:05:07.05+00:00',
+      '2026-11-26 19:05:07.1+00:00',
+      '2026-11-26 19:05:07.12+00:00',
+      '2026-11-26 19:05:07.123+00:00',
+      '2026-11-26 19:05:07.99+00:00',
+      '2026-11-26 19:05:07.999+00:00',
+    ]);
+  });
+
+  it('writes the same text as the field-by-field layout for any time, the years toISOString cannot write included', () => {
+    const years = [-1, 0, 1, 99, 100, 999, 1000, 1969, 1970, 2038, 9999, 10_000, 275_000];
+    for (const year of years) {
+      const date = new Date(Date.UTC(2000, 0, 1, 0, 0, 0, 0));
+      date.setUTCFullYear(year);
+      expect(formatSqliteTime(date)).toBe(formatSqliteTimeByFields(date));
+    }
+    expect(formatSqliteTime(new Date(Date.UTC(10_000, 0, 1)))).toBe('10000-01-01 00:00:00+00:00');
+    // A fixed pseudo-random walk over 0001–9999 with every millisecond value (bounded: 20,000 dates).
+    let seed = 0x2545f491;
+    const next = () => ((seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32);
+    const low = Date.UTC(1, 0, 1);
+    const high = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+    for (let i = 0; i < 20_000; i += 1) {
+      const second = Math.floor((low + next() * (high - low)) / 1000) * 1000;
+      const date = new Date(second + (i % 1000));
+      expect(formatSqliteTime(date)).toBe(formatSqliteTimeByFields(date));
+    }
+    const invalid = new Date(Number.NaN);
+    expect(formatSqliteTime(invalid)).toBe(formatSqliteTimeByFields(invalid));
   });
 });
 

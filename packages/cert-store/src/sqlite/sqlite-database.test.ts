@@ -69,12 +69,15 @@ describe('openSqliteDatabase', () => {
     }
   });
 
-  it('opens a file in WAL mode with the WAL size limit', () => {
+  it('opens a file in WAL mode with the WAL size limit and statement journals in memory', () => {
     const dir = mkdtempSync(join(tmpdir(), 'certsmith-open-sqlite-'));
     try {
       const db = openSqliteDatabase({ filename: join(dir, 'certs.db'), readonly: false });
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
       expect(db.pragma('journal_size_limit', { simple: true })).toBe(WAL_SIZE_LIMIT_BYTES);
+      // 2 = MEMORY (TEMP_STORE): no temporary file for the statement journal of a recorded certificate.
+      expect(db.pragma('temp_store', { simple: true })).toBe(2);
+      expect(db.pragma('synchronous', { simple: true })).toBe(2);
       db.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

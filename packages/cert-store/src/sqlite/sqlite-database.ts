@@ -33,6 +33,21 @@ export const WAL_AUTOCHECKPOINT_PAGES = 10_000;
  */
 export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
+/**
+ * Where SQLite keeps temporary data, statement journals included (`temp_store`; 2 = memory). An
+ * INSERT into `certificates` fires triggers inside the caller's transaction, so SQLite keeps a
+ * statement journal (the pages the statement changes, to undo just it) for every recorded
+ * certificate. In the default mode that journal is a 64 KiB malloc'd chunk that spills into a new
+ * temporary file (`open`, `unlink`, `pwrite`s, `close`) when one INSERT changes more than 16 pages —
+ * ≈1 commit in 5 on a fresh database, more as the indexes deepen — and freeing the chunk makes glibc
+ * consolidate its free lists. In memory the journal is 1 KiB chunks, never a file. Nothing durable
+ * changes: a statement journal only undoes a failed statement inside a transaction that is still
+ * open; the WAL and `synchronous` keep commits safe. Every statement this store runs in a
+ * transaction changes one row, so the journal stays a few pages (docs/performance.md,
+ * "Store-on allocation pass").
+ */
+export const TEMP_STORE = 'MEMORY';
+
 /** A parsed SQLite data source. */
 export interface SqliteSource {
   /** File path, or `:memory:`. */
@@ -100,6 +115,7 @@ export function openSqliteDatabase(source: SqliteSource, options: OpenSqliteOpti
       withWriteLock(db, busyTimeoutMs, () => db.pragma(`journal_mode = ${source.journalMode ?? 'WAL'}`));
       db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
       db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
+      db.pragma(`temp_store = ${TEMP_STORE}`);
     }
     db.pragma(`synchronous = ${source.synchronous ?? 'FULL'}`);
     db.pragma('foreign_keys = OFF');

@@ -43,8 +43,13 @@ const INSERT_CERTIFICATE = `INSERT INTO certificates (serial_number, authority_k
 const UPSERT_OCSP_RESPONSE = `INSERT INTO ocsp_responses (serial_number, authority_key_identifier, body, expiry) VALUES (?, ?, CAST(? AS TEXT), ?)
   ON CONFLICT (serial_number, authority_key_identifier) DO UPDATE SET body = excluded.body, expiry = excluded.expiry`;
 
-function ocspValues(serial: string, authorityKeyId: string, response: { body: Uint8Array; expiry: Date }): unknown[] {
-  return [serial, authorityKeyId, Buffer.from(response.body), formatSqliteTime(response.expiry)];
+/**
+ * Run {@link UPSERT_OCSP_RESPONSE}. The body is bound as it is: better-sqlite3 binds any `Uint8Array`
+ * (a view's own bytes) as a BLOB and SQLite copies it, so a `Buffer` copy of it first was one more
+ * allocation per recorded certificate.
+ */
+function upsertOcsp(upsert: Database.Statement, serial: string, authorityKeyId: string, response: { body: Uint8Array; expiry: Date }): void {
+  upsert.run(serial, authorityKeyId, response.body, formatSqliteTime(response.expiry));
 }
 
 /** SQLite result codes that mean "try again later" rather than "this request is wrong". */
@@ -65,8 +70,23 @@ export function sqliteError(error: unknown): Error {
 /** The outcome of one row of a batch. */
 export type RowOutcome = { ok: true } | { ok: false; error: ErrorPayload };
 
-function rowValues(row: CertificateRow): unknown[] {
-  return [
+/**
+ * `metadata` of the rows issuing writes (CFSSL's request metadata is always `null`), as a BLOB. One
+ * buffer for all of them: a bound BLOB is copied by SQLite (better-sqlite3 binds it `SQLITE_TRANSIENT`).
+ */
+const NULL_JSON_BLOB = Buffer.from('null', 'utf8');
+
+/** A JSON column's text as the BLOB go-sqlite3 writes for a `[]byte`. */
+function jsonBlob(json: string): Buffer {
+  return json === 'null' ? NULL_JSON_BLOB : Buffer.from(json, 'utf8');
+}
+
+/**
+ * Run {@link INSERT_CERTIFICATE} for `row`: the values as arguments of `run`, not an array spread
+ * into it (once per recorded certificate).
+ */
+function insertRowValues(insert: Database.Statement, row: CertificateRow): Database.RunResult {
+  return insert.run(
     row.serial,
     row.authorityKeyId,
     row.label,
@@ -77,10 +97,10 @@ function rowValues(row: CertificateRow): unknown[] {
     row.pem,
     formatSqliteTime(row.issuedAt),
     formatSqliteTime(row.notBefore),
-    Buffer.from(row.metadataJson, 'utf8'),
-    Buffer.from(row.sansJson, 'utf8'),
+    jsonBlob(row.metadataJson),
+    jsonBlob(row.sansJson),
     row.commonName,
-  ];
+  );
 }
 
 interface RawChange {
@@ -184,8 +204,8 @@ export class SqliteOperations {
     const insert = this.statement(INSERT_CERTIFICATE);
     const upsert = this.statement(UPSERT_OCSP_RESPONSE);
     return (row) => {
-      if (insert.run(...rowValues(row)).changes !== 1) throw new RecordInsertError();
-      if (row.ocspResponse !== undefined) upsert.run(...ocspValues(row.serial, row.authorityKeyId, row.ocspResponse));
+      if (insertRowValues(insert, row).changes !== 1) throw new RecordInsertError();
+      if (row.ocspResponse !== undefined) upsertOcsp(upsert, row.serial, row.authorityKeyId, row.ocspResponse);
     };
   }
 
@@ -326,7 +346,7 @@ export class SqliteOperations {
   }
 
   upsertOcspResponse(response: OcspResponseInput): void {
-    this.guarded(() => this.statement(UPSERT_OCSP_RESPONSE).run(...ocspValues(response.serial, response.authorityKeyId, response)));
+    this.guarded(() => upsertOcsp(this.statement(UPSERT_OCSP_RESPONSE), response.serial, response.authorityKeyId, response));
   }
 
   getOcspResponse(serial: string, aki: string): OcspResponseRecord | null {
