@@ -1,7 +1,7 @@
 import { TestPki } from '@certsmith/test-pki';
 import { describe, expect, it } from 'vitest';
 import { readCertificateStoreFields } from '@certsmith/x509-core';
-import { issuedCertificateFields, issuedCertificateRow, normaliseAuthorityKeyId, serialToDecimal, signedCertificateFields } from './certificate-row.js';
+import { dnsNamesJson, issuedCertificateFields, issuedCertificateRow, normaliseAuthorityKeyId, serialToDecimal, signedCertificateFields } from './certificate-row.js';
 import { goJsonMarshal } from './go-json.js';
 
 describe('serialToDecimal', () => {
@@ -37,6 +37,13 @@ describe('issuedCertificateRow', () => {
     expect(issuedCertificateRow({ ...input, certificate: fields }, now)).toEqual(issuedCertificateRow({ ...input, certificate: leaf.der }, now));
     expect(issuedCertificateRow({ certificate: fields }, now)).toMatchObject({ serial: serialToDecimal(leaf.serialHex.toLowerCase()), pem: leaf.pem, sansJson: '["fields.example"]', commonName: 'fields.example', label: '', status: 'good' });
   });
+
+  it("writes the metadata as Go's JSON, and null when there is none", () => {
+    const fields = issuedCertificateFields(pki.leaf('metadata.example', root, { key: 'ecdsa-p256' }).der);
+    expect(issuedCertificateRow({ certificate: fields }, now).metadataJson).toBe('null');
+    expect(issuedCertificateRow({ certificate: fields, metadata: null }, now).metadataJson).toBe('null');
+    expect(issuedCertificateRow({ certificate: fields, metadata: { b: 1, a: '<x>' } }, now).metadataJson).toBe('{"a":"\\u003cx\\u003e","b":1}');
+  });
 });
 
 describe('signedCertificateFields', () => {
@@ -57,5 +64,20 @@ describe('signedCertificateFields', () => {
     const leaf = pki.issue({ subject: { O: 'No CN' }, issuer: root, key: 'ecdsa-p256', dns: ['nocn.example'] });
     expect(signedCertificateFields(readCertificateStoreFields(leaf.der), leaf.pem)).toEqual(issuedCertificateFields(leaf.der));
     expect(issuedCertificateFields(leaf.der).commonName).toBe('');
+  });
+});
+
+describe('dnsNamesJson', () => {
+  it.each([
+    [[]],
+    [['www.example.com']],
+    [['a.example', '*.wild.example', 'under_score.example', 'x-y.example', '']],
+    [['<script>.example', 'b.example']],
+    [['quote".example']],
+    [['back\\slash.example']],
+    [['amp&.example', 'ünï.example', 'line\u2028sep']],
+    [['space here.example', 'tab\t.example']],
+  ])("writes goJsonMarshal's text (null for none) for %j", (dns) => {
+    expect(dnsNamesJson(dns)).toBe(dns.length === 0 ? 'null' : goJsonMarshal(dns));
   });
 });
