@@ -4,7 +4,10 @@
  * worker signs, reads the fields of its store row and — when the CA signs its own OCSP responses —
  * signs its first OCSP response ("good") with the worker's copy of the CA key. Both used to run on
  * the event loop, the server's busiest thread with the store on; there only the batching of rows and
- * the commit's answer remain (docs/performance.md, "Store-on speed pass 2").
+ * the commit's answer remain (docs/performance.md, "Store-on speed pass 2"). With `--processes N`
+ * the serving processes have no threads and the hook runs on the event loop, so it reads only the
+ * row's fields and writes the response from the CA's template (docs/performance.md, "Recording at
+ * issuance: the hook's own work").
  *
  * The main thread decides which labels the worker signs for ({@link issuedRecordingWorkerData}):
  * those whose CA signs its own responses with the same certificate the worker holds. Certificates of
