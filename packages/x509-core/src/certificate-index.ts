@@ -13,7 +13,8 @@
  * `parseCertificate` (e.g. a malformed name string or an unparsable SAN extension).
  */
 import { openCertificate } from './certificate-opening.js';
-import { DerReader, readOctetString } from './der-reader.js';
+import { ID_CE_AUTHORITY_KEY_IDENTIFIER, ID_CE_SUBJECT_KEY_IDENTIFIER, readAuthorityKeyIdentifierKeyId, walkIdCeExtensions } from './certificate-extension-walk.js';
+import { readOctetString } from './der-reader.js';
 import { CertificateParseError, DerDecodeError } from './errors.js';
 import type { CertificateIndexFields } from './lazy-certificate.js';
 
@@ -21,20 +22,6 @@ import type { CertificateIndexFields } from './lazy-certificate.js';
 export interface CertificateIndex extends CertificateIndexFields {
   /** The whole SubjectPublicKeyInfo element (what keystores hash). */
   readonly spki: Uint8Array;
-}
-
-/** `2.5.29.14` (subjectKeyIdentifier) and `2.5.29.35` (authorityKeyIdentifier), as OID content bytes. */
-const SKI_OID = 14;
-const AKI_OID = 35;
-
-/** The last arc of an `id-ce` OID (`2.5.29.x`) given its content bytes, or -1 for any other OID. */
-function idCeArc(bytes: Uint8Array, start: number, end: number): number {
-  return end - start === 3 && bytes[start] === 0x55 && bytes[start + 1] === 0x1d ? bytes[start + 2]! : -1;
-}
-
-function sameBytes(bytes: Uint8Array, a: number, b: number, length: number): boolean {
-  for (let i = 0; i < length; i++) if (bytes[a + i] !== bytes[b + i]) return false;
-  return true;
 }
 
 function readIndex(der: Uint8Array): CertificateIndex {
@@ -48,40 +35,14 @@ function readIndex(der: Uint8Array): CertificateIndex {
 
   let subjectKeyId: Uint8Array | null = null;
   let authorityKeyId: Uint8Array | null = null;
-  const extensionsElement = tbs.optional(0xa3);
-  if (extensionsElement) {
-    const wrapper = tbs.enter(extensionsElement);
-    const list = wrapper.sequence('Extensions');
-    wrapper.finish('extensions');
-    const seen: { start: number; length: number }[] = [];
-    while (list.hasMore()) {
-      const ext = list.sequence('Extension');
-      const oid = ext.expect(0x06, 'extnID');
-      const oidLength = oid.end - oid.valueStart;
-      for (const other of seen) {
-        if (other.length === oidLength && sameBytes(der, other.start, oid.valueStart, oidLength)) {
-          throw new DerDecodeError('duplicate extension', oid.start);
-        }
-      }
-      seen.push({ start: oid.valueStart, length: oidLength });
-      ext.optional(0x01);
-      const value = ext.expect(0x04, 'extnValue');
-      ext.finish('Extension');
-      // The two identifiers read exactly as `readExtensions` reads them (RFC 5280 4.2.1.1, 4.2.1.2).
-      const arc = idCeArc(der, oid.valueStart, oid.end);
-      if (arc === SKI_OID) {
-        const inner = new DerReader(der, value.valueStart, value.end, list.depth + 2);
-        subjectKeyId = readOctetString(der, inner.expect(0x04, 'SubjectKeyIdentifier'));
-        inner.finish('SubjectKeyIdentifier');
-      } else if (arc === AKI_OID) {
-        const inner = new DerReader(der, value.valueStart, value.end, list.depth + 2);
-        const sequence = inner.sequence('AuthorityKeyIdentifier');
-        inner.finish('AuthorityKeyIdentifier');
-        const keyId = sequence.optional(0x80);
-        if (keyId) authorityKeyId = readOctetString(der, keyId, 0x80);
-      }
+  walkIdCeExtensions(der, tbs, (arc, value) => {
+    if (arc === ID_CE_SUBJECT_KEY_IDENTIFIER) {
+      subjectKeyId = readOctetString(der, value.expect(0x04, 'SubjectKeyIdentifier'));
+      value.finish('SubjectKeyIdentifier');
+    } else if (arc === ID_CE_AUTHORITY_KEY_IDENTIFIER) {
+      authorityKeyId = readAuthorityKeyIdentifierKeyId(der, value);
     }
-  }
+  });
   tbs.finish('TBSCertificate');
   return {
     subjectDer: der.subarray(subject.start, subject.end),

@@ -15,7 +15,8 @@
  */
 import type { SubjectAltNames } from './certificate-model.js';
 import { openCertificate } from './certificate-opening.js';
-import { DerReader, isStringTag, readIntegerBytes, readOctetString, readString, readTime } from './der-reader.js';
+import { ID_CE_AUTHORITY_KEY_IDENTIFIER, ID_CE_SUBJECT_ALT_NAME, readAuthorityKeyIdentifierKeyId, walkIdCeExtensions } from './certificate-extension-walk.js';
+import { DerReader, isStringTag, readIntegerBytes, readString, readTime } from './der-reader.js';
 import type { DerElement } from './der-reader.js';
 import { CertificateParseError, DerDecodeError } from './errors.js';
 import { emptySubjectAltNames, readGeneralNames } from './general-name.js';
@@ -39,19 +40,6 @@ export interface CertificateStoreFields {
 function isCommonNameOid(bytes: Uint8Array, element: DerElement): boolean {
   const start = element.valueStart;
   return element.end - start === 3 && bytes[start] === 0x55 && bytes[start + 1] === 0x04 && bytes[start + 2] === 0x03;
-}
-
-/** `2.5.29.17` (subjectAltName) and `2.5.29.35` (authorityKeyIdentifier): the last arc of an `id-ce` OID. */
-const SAN_ARC = 17;
-const AKI_ARC = 35;
-
-function idCeArc(bytes: Uint8Array, start: number, end: number): number {
-  return end - start === 3 && bytes[start] === 0x55 && bytes[start + 1] === 0x1d ? bytes[start + 2]! : -1;
-}
-
-function sameBytes(bytes: Uint8Array, a: number, b: number, length: number): boolean {
-  for (let i = 0; i < length; i++) if (bytes[a + i] !== bytes[b + i]) return false;
-  return true;
 }
 
 /** `commonName(readDistinguishedName(...))`: the value of the last CN attribute, string or `#hex`. */
@@ -86,41 +74,16 @@ function readFields(der: Uint8Array): CertificateStoreFields {
 
   let authorityKeyId: Uint8Array | null = null;
   const subjectAltNames = emptySubjectAltNames();
-  const extensionsElement = tbs.optional(0xa3);
-  if (extensionsElement) {
-    const wrapper = tbs.enter(extensionsElement);
-    const list = wrapper.sequence('Extensions');
-    wrapper.finish('extensions');
-    const seen: { start: number; length: number }[] = [];
-    while (list.hasMore()) {
-      const ext = list.sequence('Extension');
-      const oid = ext.expect(0x06, 'extnID');
-      const oidLength = oid.end - oid.valueStart;
-      for (const other of seen) {
-        if (other.length === oidLength && sameBytes(der, other.start, oid.valueStart, oidLength)) {
-          throw new DerDecodeError('duplicate extension', oid.start);
-        }
-      }
-      seen.push({ start: oid.valueStart, length: oidLength });
-      ext.optional(0x01);
-      const value = ext.expect(0x04, 'extnValue');
-      ext.finish('Extension');
-      // Read exactly as `readExtensions` reads them (RFC 5280 4.2.1.1, 4.2.1.6).
-      const arc = idCeArc(der, oid.valueStart, oid.end);
-      if (arc === AKI_ARC) {
-        const inner = new DerReader(der, value.valueStart, value.end, list.depth + 2);
-        const sequence = inner.sequence('AuthorityKeyIdentifier');
-        inner.finish('AuthorityKeyIdentifier');
-        const keyId = sequence.optional(0x80);
-        if (keyId) authorityKeyId = readOctetString(der, keyId, 0x80);
-      } else if (arc === SAN_ARC) {
-        const inner = new DerReader(der, value.valueStart, value.end, list.depth + 2);
-        const sequence = inner.sequence('SubjectAltName');
-        inner.finish('SubjectAltName');
-        readGeneralNames(der, sequence, subjectAltNames);
-      }
+  // Read exactly as `readExtensions` reads them (RFC 5280 4.2.1.1, 4.2.1.6).
+  walkIdCeExtensions(der, tbs, (arc, value) => {
+    if (arc === ID_CE_AUTHORITY_KEY_IDENTIFIER) {
+      authorityKeyId = readAuthorityKeyIdentifierKeyId(der, value);
+    } else if (arc === ID_CE_SUBJECT_ALT_NAME) {
+      const sequence = value.sequence('SubjectAltName');
+      value.finish('SubjectAltName');
+      readGeneralNames(der, sequence, subjectAltNames);
     }
-  }
+  });
   tbs.finish('TBSCertificate');
   return { serialNumber, notBefore, notAfter, commonName, authorityKeyId, subjectAltNames };
 }
