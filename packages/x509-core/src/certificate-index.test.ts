@@ -1,16 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readCertificateIndex } from './certificate-index.js';
 import { certificateIndexFields, LazyCertificate } from './lazy-certificate.js';
 import { parseCertificate } from './parse-certificate.js';
 import { decodePemBlocks } from './pem.js';
-import { makeCertificate, prepareKeys, testKey } from './test-support/fixtures.js';
+import { makeCertificate, MALFORMED_CERTIFICATE_CASES, prepareKeys, testKey, TRUST_DIR } from './test-support/fixtures.js';
 
-/** cfssl_trust data, used in place: the `shared/` folder beside the repository (CI), or /work/shared. */
-const TRUST = [process.env.CERTSMITH_TRUST_DIR, fileURLToPath(new URL('../../../../shared/trust', import.meta.url)), '/work/shared/trust'].find(
-  (dir): dir is string => typeof dir === 'string' && existsSync(dir),
-) as string;
 
 const hex = (bytes: Uint8Array | null): string | null => (bytes === null ? null : Buffer.from(bytes).toString('hex'));
 
@@ -20,7 +15,7 @@ describe('readCertificateIndex', () => {
   it('reads the same index fields and SPKI as the full parse for every cfssl_trust certificate', () => {
     let count = 0;
     for (const file of ['ca-bundle.crt', 'int-bundle.crt']) {
-      for (const block of decodePemBlocks(readFileSync(`${TRUST}/${file}`, 'utf8'))) {
+      for (const block of decodePemBlocks(readFileSync(`${TRUST_DIR}/${file}`, 'utf8'))) {
         const full = parseCertificate(block.bytes);
         const index = readCertificateIndex(block.bytes);
         const expected = certificateIndexFields(full);
@@ -52,11 +47,7 @@ describe('readCertificateIndex', () => {
     expect(index.spki.buffer).toBe(certificate.der.buffer);
   });
 
-  it.each([
-    ['trailing bytes after the certificate', (der: Uint8Array) => Buffer.concat([der, Buffer.of(0)])],
-    ['a truncated certificate', (der: Uint8Array) => der.subarray(0, der.length - 10)],
-    ['a private key instead of a certificate', () => testKey('p256').privateKey.export({ format: 'der', type: 'pkcs8' })],
-  ])('fails with 1003 for %s', (_what, mangle) => {
+  it.each(MALFORMED_CERTIFICATE_CASES)('fails with 1003 for %s', (_what, mangle) => {
     const certificate = makeCertificate({ key: testKey('p256'), subject: '/CN=bad.example', digest: 'sha256' });
     expect(() => readCertificateIndex(new Uint8Array(mangle(certificate.der)))).toThrow(expect.objectContaining({ code: 1003 }));
   });

@@ -15,7 +15,7 @@
 import { openCertificate } from './certificate-opening.js';
 import { ID_CE_AUTHORITY_KEY_IDENTIFIER, ID_CE_SUBJECT_KEY_IDENTIFIER, readAuthorityKeyIdentifierKeyId, walkIdCeExtensions } from './certificate-extension-walk.js';
 import { readOctetString } from './der-reader.js';
-import { CertificateParseError, DerDecodeError } from './errors.js';
+import { readingCertificate } from './errors.js';
 import type { CertificateIndexFields } from './lazy-certificate.js';
 
 /** What {@link readCertificateIndex} returns: views into the DER it was given. */
@@ -60,10 +60,5 @@ function readIndex(der: Uint8Array): CertificateIndex {
  * @throws CertificateParseError (1003) when the structure is malformed
  */
 export function readCertificateIndex(der: Uint8Array): CertificateIndex {
-  try {
-    return readIndex(der);
-  } catch (error) {
-    if (error instanceof DerDecodeError) throw new CertificateParseError(undefined, { cause: error });
-    throw error;
-  }
+  return readingCertificate(() => readIndex(der));
 }

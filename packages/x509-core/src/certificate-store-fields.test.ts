@@ -1,5 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Certificate } from './certificate-model.js';
 import { commonName } from './certificate-facts.js';
@@ -7,12 +6,8 @@ import { readCertificateStoreFields } from './certificate-store-fields.js';
 import type { CertificateStoreFields } from './certificate-store-fields.js';
 import { parseCertificate, toHex } from './parse-certificate.js';
 import { decodePemBlocks } from './pem.js';
-import { makeCertificate, prepareKeys, testKey } from './test-support/fixtures.js';
+import { makeCertificate, MALFORMED_CERTIFICATE_CASES, prepareKeys, testKey, TRUST_DIR } from './test-support/fixtures.js';
 
-/** cfssl_trust data, used in place: the `shared/` folder beside the repository (CI), or /work/shared. */
-const TRUST = [process.env.CERTSMITH_TRUST_DIR, fileURLToPath(new URL('../../../../shared/trust', import.meta.url)), '/work/shared/trust'].find(
-  (dir): dir is string => typeof dir === 'string' && existsSync(dir),
-) as string;
 
 beforeAll(() => prepareKeys(['p256']));
 
@@ -44,7 +39,7 @@ describe('readCertificateStoreFields', () => {
   it('reads the same fields as the full parse for every cfssl_trust certificate', () => {
     let count = 0;
     for (const file of ['ca-bundle.crt', 'int-bundle.crt']) {
-      for (const block of decodePemBlocks(readFileSync(`${TRUST}/${file}`, 'utf8'))) {
+      for (const block of decodePemBlocks(readFileSync(`${TRUST_DIR}/${file}`, 'utf8'))) {
         expect(plain(readCertificateStoreFields(block.bytes))).toEqual(parsed(parseCertificate(block.bytes)));
         count += 1;
       }
@@ -82,11 +77,7 @@ describe('readCertificateStoreFields', () => {
     expect(fields.authorityKeyId?.buffer).toBe(certificate.der.buffer);
   });
 
-  it.each([
-    ['trailing bytes after the certificate', (der: Uint8Array) => Buffer.concat([der, Buffer.of(0)])],
-    ['a truncated certificate', (der: Uint8Array) => der.subarray(0, der.length - 10)],
-    ['a private key instead of a certificate', () => testKey('p256').privateKey.export({ format: 'der', type: 'pkcs8' })],
-  ])('fails with 1003 for %s', (_what, mangle) => {
+  it.each(MALFORMED_CERTIFICATE_CASES)('fails with 1003 for %s', (_what, mangle) => {
     const certificate = makeCertificate({ key: testKey('p256'), subject: '/CN=bad.example', digest: 'sha256' });
     expect(() => readCertificateStoreFields(new Uint8Array(mangle(certificate.der)))).toThrow(expect.objectContaining({ code: 1003 }));
   });

@@ -18,7 +18,7 @@ import { openCertificate } from './certificate-opening.js';
 import { ID_CE_AUTHORITY_KEY_IDENTIFIER, ID_CE_SUBJECT_ALT_NAME, readAuthorityKeyIdentifierKeyId, walkIdCeExtensions } from './certificate-extension-walk.js';
 import { DerReader, isStringTag, readIntegerBytes, readString, readTime } from './der-reader.js';
 import type { DerElement } from './der-reader.js';
-import { CertificateParseError, DerDecodeError } from './errors.js';
+import { readingCertificate } from './errors.js';
 import { emptySubjectAltNames, readGeneralNames } from './general-name.js';
 import { attributeHexValue } from './distinguished-name.js';
 
@@ -93,10 +93,5 @@ function readFields(der: Uint8Array): CertificateStoreFields {
  * @throws CertificateParseError (1003) when the structure or a field it reads is malformed
  */
 export function readCertificateStoreFields(der: Uint8Array): CertificateStoreFields {
-  try {
-    return readFields(der);
-  } catch (error) {
-    if (error instanceof DerDecodeError) throw new CertificateParseError(undefined, { cause: error });
-    throw error;
-  }
+  return readingCertificate(() => readFields(der));
 }

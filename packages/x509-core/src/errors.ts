@@ -170,6 +170,21 @@ export class CertificateParseError extends CertsmithError {
   }
 }
 
+/**
+ * Run `read` over certificate bytes: a {@link DerDecodeError} it throws (malformed DER) becomes
+ * CFSSL's 1003, {@link CertificateParseError}, with the DER reader's reason as `cause`; any other
+ * error passes through unchanged. Every reader of certificate input (full parse, partial readers,
+ * PKCS#7) reports bad bytes this one way.
+ */
+export function readingCertificate<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof DerDecodeError) throw new CertificateParseError(undefined, { cause: error });
+    throw error;
+  }
+}
+
 /** No PEM private key found: 2002. */
 export class PrivateKeyDecodeError extends CertsmithError {
   constructor(message?: string, options?: { cause?: unknown }) {

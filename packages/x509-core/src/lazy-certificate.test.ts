@@ -1,17 +1,13 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Certificate } from './certificate-model.js';
 import { LazyCertificate, MATERIALIZED_LIMIT, certificateIndexFields } from './lazy-certificate.js';
 import { parseCertificates } from './parse-certificate.js';
 import { parseCertificatesLazily } from './lazy-certificate.js';
+import { TRUST_DIR } from './test-support/fixtures.js';
 
-/** cfssl_trust data, used in place: the `shared/` folder beside the repository, or /work/shared. */
-const TRUST = [process.env.CERTSMITH_TRUST_DIR, fileURLToPath(new URL('../../../../shared/trust', import.meta.url)), '/work/shared/trust'].find(
-  (dir): dir is string => typeof dir === 'string' && existsSync(dir),
-) as string;
-const intermediatesPem = readFileSync(`${TRUST}/int-bundle.crt`, 'utf8');
-const rootsPem = readFileSync(`${TRUST}/ca-bundle.crt`, 'utf8');
+const intermediatesPem = readFileSync(`${TRUST_DIR}/int-bundle.crt`, 'utf8');
+const rootsPem = readFileSync(`${TRUST_DIR}/ca-bundle.crt`, 'utf8');
 
 /** Every field of the Certificate interface, read through whatever getters the object has. */
 const FIELDS: (keyof Certificate)[] = [

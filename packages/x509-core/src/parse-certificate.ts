@@ -9,7 +9,7 @@ import { readSignatureAlgorithm } from './algorithm-identifier.js';
 import { openCertificate } from './certificate-opening.js';
 import { DerReader, readIntegerBytes, readTime } from './der-reader.js';
 import { readDistinguishedName } from './distinguished-name.js';
-import { CertificateDecodeError, CertificateParseError, DerDecodeError } from './errors.js';
+import { CertificateDecodeError, DerDecodeError, readingCertificate } from './errors.js';
 import { emptyExtensionFacts, readExtensions } from './extensions.js';
 import { decodePemBlock } from './pem.js';
 import { readPkcs7Certificates } from './pkcs7.js';
@@ -80,12 +80,7 @@ function decodeCertificate(der: Uint8Array): Certificate {
  *   the DER reader's reason is the error's `cause`.
  */
 export function parseCertificate(der: Uint8Array): Certificate {
-  try {
-    return decodeCertificate(ownedBytes(der));
-  } catch (error) {
-    if (error instanceof DerDecodeError) throw new CertificateParseError(undefined, { cause: error });
-    throw error;
-  }
+  return readingCertificate(() => decodeCertificate(ownedBytes(der)));
 }
 
 
@@ -170,13 +165,8 @@ function parsePemCertificates(text: string, decode: DecodeCertificate): Certific
     const match = decodePemBlock(trimmed, position);
     if (match === null) break;
     position = match.end;
-    try {
-      for (const certificate of decodeCertificateOrPkcs7(match.block.bytes, decode)) certificates.push(certificate);
-    } catch (error) {
-      // A block that decodes but is neither X.509 nor PKCS#7 (e.g. a private key): 1003.
-      if (error instanceof DerDecodeError) throw new CertificateParseError(undefined, { cause: error });
-      throw error;
-    }
+    // A block that decodes but is neither X.509 nor PKCS#7 (e.g. a private key): 1003.
+    for (const certificate of readingCertificate(() => decodeCertificateOrPkcs7(match.block.bytes, decode))) certificates.push(certificate);
   }
   // Anything left after the last block (or a text without any block), or nothing at all: CFSSL's 1002.
   if (position < trimmed.length || certificates.length === 0) throw new CertificateDecodeError();

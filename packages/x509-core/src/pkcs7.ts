@@ -6,7 +6,7 @@
  * are wanted, and they are verified on their own by chain building.
  */
 import { DerReader, elementBytes, readOid } from './der-reader.js';
-import { CertificateParseError, DerDecodeError } from './errors.js';
+import { DerDecodeError, readingCertificate } from './errors.js';
 import { Oid } from './oids.js';
 
 /**
@@ -47,10 +47,5 @@ export function readPkcs7Certificates(der: Uint8Array): Uint8Array[] {
  * CertificateParseError (1003) for anything that is not a PKCS#7 SignedData with certificates.
  */
 export function parsePkcs7Certificates(der: Uint8Array): Uint8Array[] {
-  try {
-    return readPkcs7Certificates(der).map((cert) => new Uint8Array(cert));
-  } catch (error) {
-    if (error instanceof DerDecodeError) throw new CertificateParseError(undefined, { cause: error });
-    throw error;
-  }
+  return readingCertificate(() => readPkcs7Certificates(der).map((cert) => new Uint8Array(cert)));
 }

@@ -5,9 +5,10 @@
 import { execFileSync } from 'node:child_process';
 import { generateKeyPair, generateKeyPairSync, randomBytes } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll } from 'vitest';
 
 /** A private-arc OID usable in `-subj` as `/testAttribute=value` (custom subject attribute). */
@@ -171,6 +172,21 @@ export function makeCertificate(options: CertificateOptions): TestCertificate {
   const der = new Uint8Array(Buffer.from(pem.replace(/-----[^-]+-----|\s/g, ''), 'base64'));
   return { pem, der, path: out };
 }
+
+/** cfssl_trust data, used in place: the `shared/` folder beside the repository (CI), or /work/shared. */
+export const TRUST_DIR = [process.env.CERTSMITH_TRUST_DIR, fileURLToPath(new URL('../../../../../shared/trust', import.meta.url)), '/work/shared/trust'].find(
+  (dir): dir is string => typeof dir === 'string' && existsSync(dir),
+) as string;
+
+/**
+ * Bytes every reader of one DER certificate refuses with 1003, each made from a good certificate's
+ * DER: `[what, mangle]` for `it.each`.
+ */
+export const MALFORMED_CERTIFICATE_CASES: ReadonlyArray<readonly [string, (der: Uint8Array) => Uint8Array]> = [
+  ['trailing bytes after the certificate', (der) => Buffer.concat([der, Buffer.of(0)])],
+  ['a truncated certificate', (der) => der.subarray(0, der.length - 10)],
+  ['a private key instead of a certificate', () => testKey('p256').privateKey.export({ format: 'der', type: 'pkcs8' })],
+];
 
 /** PKCS#7 SignedData (PEM) carrying the given certificate files, optionally with a CRL. */
 export function makePkcs7(certPaths: string[], options: { crlPath?: string; outform?: 'PEM' | 'DER' } = {}): Buffer {
