@@ -19,7 +19,7 @@ import type { RecordIssued, SignerEntry, WorkerIssuedHookSpec } from '@certsmith
 import type { CertificateStatusRecord, SignedOcspResponse } from '@certsmith/revocation';
 import { parseCertificate } from '@certsmith/x509-core';
 import type { Certificate } from '@certsmith/x509-core';
-import { ISSUED_RECORDING_WORKER_MODULE, isIssuedRecordingAttachment } from './issued-recording-worker.js';
+import { ISSUED_RECORDING_WORKER_MODULE, createIssuedHook, isIssuedRecordingAttachment } from './issued-recording-worker.js';
 import type { IssuedRecordingWorkerData } from './issued-recording-worker.js';
 import type { RevocationAuthorities } from './revocation/revocation-authorities.js';
 
@@ -99,7 +99,8 @@ export function issuedRecordingWorkerHook(options: IssuedRecordingWorkerHookOpti
     ocspLabels.push(entry.label);
   }
   const data: IssuedRecordingWorkerData = { ocspLabels, ocspIntervalMs: options.ocspIntervalMs };
-  return { module: ISSUED_RECORDING_WORKER_MODULE, data };
+  // With the module's createIssuedHook: the event loop, which holds this module, makes its hook without a second copy.
+  return { module: ISSUED_RECORDING_WORKER_MODULE, data, createIssuedHook };
 }
 
 /** The store key of an issued certificate: CFSSL's decimal serial and lower-hex AKI. */

@@ -51,6 +51,12 @@ export interface WorkerIssuedHookSpec {
   module: string | URL;
   /** Passed to `createIssuedHook`; plain data only (cloned once per thread). */
   data?: unknown;
+  /**
+   * The module's own `createIssuedHook`, for the thread that already holds the module (the pool's
+   * calling thread): it calls this instead of importing `module` (`WorkerInit.initWorker` of
+   * `@certsmith/worker-pool`). Worker threads import `module`.
+   */
+  createIssuedHook?: CreateWorkerIssuedHook;
 }
 
 interface HookInitData {
@@ -61,7 +67,10 @@ interface HookInitData {
 /** The pool's init hook that installs `spec`'s hook in every thread running the issuer's tasks. */
 export function workerIssuedHookInit(spec: WorkerIssuedHookSpec): WorkerInit {
   const data: HookInitData = { module: resolveBuiltModule(String(spec.module)), data: spec.data };
-  return { module: import.meta.url, data };
+  const create = spec.createIssuedHook;
+  if (create === undefined) return { module: import.meta.url, data };
+  // A thread that holds both modules already makes the hook without importing either (WorkerInit.initWorker).
+  return { module: import.meta.url, data, initWorker: async (given) => provideWorkerIssuedHook(await create((given as HookInitData).data)) };
 }
 
 let installed: WorkerIssuedHook | null = null;

@@ -50,7 +50,8 @@ export function workerKeyPoolInit(sizes: Readonly<Record<string, number>> | unde
   const share = perWorkerKeyPool(sizes, Math.max(threads, 1));
   if (share === null) return null;
   const data: KeyPoolInitData = { share, onCallingThread: threads === 0 };
-  return { module: import.meta.url, data };
+  // With its own initWorker: a thread that holds this module already calls it (WorkerInit.initWorker).
+  return { module: import.meta.url, data, initWorker };
 }
 
 /**

@@ -58,7 +58,8 @@ export function workerSignerSpecs(entries: readonly SignerEntry[]): WorkerSigner
  */
 export function workerSignersInit(entries: readonly SignerEntry[]): WorkerInit | null {
   const specs = workerSignerSpecs(entries);
-  return specs.length > 0 ? { module: import.meta.url, data: specs } : null;
+  // With its own initWorker: a thread that holds this module already calls it (WorkerInit.initWorker).
+  return specs.length > 0 ? { module: import.meta.url, data: specs, initWorker } : null;
 }
 
 /** The init hook (see {@link workerSignersInit}): this thread's signer specs. */

@@ -9,6 +9,7 @@ import { OwedTasks } from './pooled-task.js';
 import type { PooledTask } from './pooled-task.js';
 import type { TaskOutcome } from './protocol.js';
 import { TaskExecutor } from './task-execution.js';
+import type { TaskDefinition } from './task.js';
 import { runWorkerInits } from './worker-init.js';
 import type { ResolvedWorkerInit } from './worker-init.js';
 
@@ -34,12 +35,18 @@ export class CallerThreadLane {
   /** CPU this thread spent running tasks synchronously, ms (for measurements). */
   busyMs = 0;
 
+  /**
+   * @param held the task definitions to run as given, without importing their modules: only when
+   *   `inits` are the hooks this thread holds too (`workerInitsHeldHere`), so that tasks and hooks
+   *   share one instance of each module
+   */
   constructor(
     taskModules: Readonly<Record<string, string>>,
     private readonly inits: readonly ResolvedWorkerInit[],
     private readonly events: CallerLaneEvents,
+    held?: ReadonlyMap<string, TaskDefinition>,
   ) {
-    this.executor = new TaskExecutor(taskModules);
+    this.executor = new TaskExecutor(taskModules, held);
   }
 
   /**

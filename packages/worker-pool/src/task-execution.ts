@@ -14,11 +14,20 @@ import { taskSettled, taskStarted } from './thread-activity.js';
 /** Runs tasks by name in this thread, importing each task's module on first use. */
 export class TaskExecutor {
   private readonly loading = new Map<string, Promise<TaskDefinition>>();
-  /** Definitions already imported: their tasks start without waiting for a promise. */
+  /** Definitions already imported (or held): their tasks start without waiting for a promise. */
   private readonly loaded = new Map<string, TaskDefinition>();
 
-  /** @param taskModules task name → module URL or specifier to import it from */
-  constructor(private readonly taskModules: Readonly<Record<string, string>>) {}
+  /**
+   * @param taskModules task name → module URL or specifier to import it from
+   * @param held definitions this thread already holds (the pool's calling thread, see
+   *   `WorkerInit.initWorker`): run as they are, their modules never imported
+   */
+  constructor(
+    private readonly taskModules: Readonly<Record<string, string>>,
+    held?: ReadonlyMap<string, TaskDefinition>,
+  ) {
+    for (const [name, definition] of held ?? []) this.loaded.set(name, definition);
+  }
 
   /**
    * Run one task; never throws (failures come back as `{ ok: false, error }`). A task whose
@@ -73,7 +82,7 @@ export class TaskExecutor {
    * first task to report (and to try again).
    */
   async preload(): Promise<void> {
-    await Promise.all(Object.keys(this.taskModules).map((name) => this.load(name).catch(() => undefined)));
+    await Promise.all(Object.keys(this.taskModules).filter((name) => !this.loaded.has(name)).map((name) => this.load(name).catch(() => undefined)));
   }
 
   private load(name: string): Promise<TaskDefinition> {

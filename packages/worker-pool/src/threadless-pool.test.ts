@@ -5,6 +5,7 @@ import { preloadedTask } from '../test-fixtures/prestart-tasks.mjs';
 import { batchMatesTask, codedFailureTask, echoTask, sleepTask, uncloneableNowTask } from '../test-fixtures/test-tasks.mjs';
 import { ServiceUnavailableError } from './errors.js';
 import { prestartWorkers } from './prestarted-workers.js';
+import { defineTask } from './task.js';
 import { DEFAULT_THREADLESS_TASKS_PER_TURN, createWorkerPool } from './worker-pool.js';
 import type { WorkerPool, WorkerPoolOptions } from './worker-pool.js';
 
@@ -50,6 +51,34 @@ describe('createWorkerPool size 0', () => {
       const answers = [...(await Promise.all(early)), ...(await Promise.all([1, 2, 3].map(() => pool.run(initCallsTask, {}))))];
       for (const answer of answers) expect(answer).toEqual({ calls: [{ once: true }], threadId });
     }));
+
+  it("calls the hooks' own initWorker and runs the tasks it was given, importing neither module, when every hook comes with its function", async () => {
+    // Neither module exists: an import would fail ready() with "cannot be imported".
+    const nowhere = new URL('../test-fixtures/never-imported.mjs', import.meta.url).href;
+    const seen: unknown[] = [];
+    const heldTask = defineTask({ name: 'test.held', module: nowhere, run: () => ({ seen, threadId }) });
+    await withPool({ size: 0, tasks: [heldTask], init: [{ module: nowhere, data: { held: true }, initWorker: (data) => void seen.push(data) }] }, async (pool) => {
+      await pool.ready();
+      expect(await pool.run(heldTask, {})).toEqual({ seen: [{ held: true }], threadId });
+    });
+  });
+
+  it('imports every hook and task module when one hook comes without its function: tasks and hooks share one copy of each module', () =>
+    withPool(
+      {
+        size: 0,
+        tasks: [initCallsTask],
+        init: [
+          { module: hooks, data: { imported: 1 } },
+          { module: hooks, data: { imported: 2 }, initWorker: () => { throw new Error('the held hook must not run here'); } },
+        ],
+      },
+      async (pool) => {
+        await pool.ready();
+        const { calls } = (await pool.run(initCallsTask, {})) as { calls: unknown[] };
+        expect(calls.slice(-2)).toEqual([{ imported: 1 }, { imported: 2 }]);
+      },
+    ));
 
   it('fails to start when an init hook throws: ready(), waiting and later tasks reject with WorkerInitError naming the module', async () => {
     const errors: unknown[] = [];

@@ -21,12 +21,23 @@ export interface WorkerInit {
   module: string | URL;
   /** Passed to `initWorker`; plain data only. */
   data?: unknown;
+  /**
+   * The module's own `initWorker`, for the thread that already holds the module: the pool's calling
+   * thread (a pool of size 0, or its `callerThread` lane) calls it instead of importing `module` —
+   * when every hook of the pool comes with it, and it then runs the task definitions it was given
+   * too. A bundled program holds these modules in its bundle, and an import by URL would load each
+   * file a second time, with module state of its own (docs/performance.md, start-up pass 6b).
+   * Worker threads always import `module` (a function does not cross threads).
+   */
+  initWorker?: InitWorker;
 }
 
 /** A {@link WorkerInit} as it travels to a thread: the module mapped to its built file. */
 export interface ResolvedWorkerInit {
   readonly module: string;
   readonly data: unknown;
+  /** Only on the thread that made it (the pool's calling thread), never posted: {@link WorkerInit.initWorker}. */
+  readonly initWorker?: InitWorker;
 }
 
 /** The export a module named by a {@link WorkerInit} must have. */
@@ -41,18 +52,33 @@ export function resolveWorkerInits(inits: readonly WorkerInit[] | undefined): Re
 }
 
 /**
- * Run hooks in order on this thread: import each module and await its `initWorker(data)`. Rejects
- * with a {@link WorkerInitError} naming the first module that fails.
+ * The hooks as the pool's calling thread runs them: with their own `initWorker` when every hook
+ * came with it (see {@link WorkerInit.initWorker}), else `null` (the thread imports their modules
+ * as a worker does).
+ */
+export function workerInitsHeldHere(inits: readonly WorkerInit[] | undefined): ResolvedWorkerInit[] | null {
+  const given = inits ?? [];
+  if (!given.every((init) => typeof init.initWorker === 'function')) return null;
+  return given.map((init) => ({ module: resolveBuiltModule(String(init.module)), data: init.data, initWorker: init.initWorker! }));
+}
+
+/**
+ * Run hooks in order on this thread: import each module (unless the hook came with its
+ * `initWorker`) and await its `initWorker(data)`. Rejects with a {@link WorkerInitError} naming the
+ * first module that fails.
  */
 export async function runWorkerInits(inits: readonly ResolvedWorkerInit[]): Promise<void> {
   for (const init of inits) {
-    let exports: Record<string, unknown>;
-    try {
-      exports = await importWorkerModule(init.module);
-    } catch (error) {
-      throw new WorkerInitError(init.module, `cannot be imported: ${(error as Error).message}`, { cause: error });
+    let initWorker: unknown = init.initWorker;
+    if (initWorker === undefined) {
+      let exports: Record<string, unknown>;
+      try {
+        exports = await importWorkerModule(init.module);
+      } catch (error) {
+        throw new WorkerInitError(init.module, `cannot be imported: ${(error as Error).message}`, { cause: error });
+      }
+      initWorker = exports['initWorker'];
     }
-    const initWorker = exports['initWorker'];
     if (typeof initWorker !== 'function') throw new WorkerInitError(init.module, 'does not export a function named initWorker');
     try {
       await (initWorker as InitWorker)(init.data);

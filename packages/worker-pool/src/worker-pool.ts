@@ -21,7 +21,7 @@ import type { TaskDefinition } from './task.js';
 import type { RunTaskOptions, TaskRunner } from './task-runner.js';
 import { TaskQueue } from './task-queue.js';
 import type { WorkerStart } from './worker-handle.js';
-import { resolveWorkerInits } from './worker-init.js';
+import { resolveWorkerInits, workerInitsHeldHere } from './worker-init.js';
 import type { WorkerInit } from './worker-init.js';
 import { WorkerSet, within } from './worker-set.js';
 import { DEFAULT_WORKER_YOUNG_GENERATION_MB, defaultWorkerCount, workerEntryPath, workerEntryUrl } from './worker-defaults.js';
@@ -257,9 +257,12 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
    * the whole process along.
    */
   const mayRunOnCaller = (item: PooledTask): boolean => !item.resent && (callerMayRun === null || callerMayRun.has(item.name));
+  // The calling thread holds the task definitions it was given; with every init hook's own function
+  // too, it runs both as they are instead of importing their modules by URL (WorkerInit.initWorker).
+  const heldInits = callerThread === undefined ? null : workerInitsHeldHere(options.init);
   const callerLane =
     callerThread !== undefined
-      ? new CallerThreadLane(taskModules, setup.inits, {
+      ? new CallerThreadLane(taskModules, heldInits ?? setup.inits, {
           settled: (item, outcome) => settle(item, outcome),
           free: () => dispatch(),
           failed(error) {
@@ -269,7 +272,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
             laneFailure = error instanceof Error ? error : new Error(String(error));
             failWaiting(laneFailure);
           },
-        })
+        }, heldInits === null ? undefined : registered)
       : null;
   // A pool of size 0 is ready when its calling thread is: the init hooks run now, not on demand.
   const ready = threadless ? callerLane!.start() : workers.ready;
