@@ -1,8 +1,10 @@
 /**
  * Bundle `dist/cli-runtime.js` (the program and the server, see src/cli-runtime.ts) into
- * `dist/cli-runtime.bundle.js`, which the `certsmith` executable loads when it exists: one file
- * instead of ≈400 modules, ≈100 ms less start-up on a 2-core machine (docs/performance.md, start-up).
- * Run by `npm run build` after `tsc -b`; it reads the compiled `dist/` files of the workspace.
+ * `dist/cli-runtime.bundle.cjs`, which the `certsmith` executable runs when it exists
+ * (src/bundle-loader.ts, with the code cache code-cache.mjs makes): one file instead of ≈400
+ * modules, ≈100 ms less start-up on a 2-core machine (docs/performance.md, start-up). CommonJS
+ * because Node 20 has a code cache for scripts only. Run by `npm run build` after `tsc -b`; it
+ * reads the compiled `dist/` files of the workspace.
  *
  * Kept out of the bundle, as separate modules shared with the rest of the process:
  * - packages that other threads, plugins or the executable itself load by URL or by name, so that
@@ -16,10 +18,10 @@
  */
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BUNDLE_OPTIONS, NATIVE_PACKAGES, esbuildOrSkip, onePackageVersion, ownImportMetaUrl } from './bundle-plugins.mjs';
+import { LOADER_BUNDLE_OPTIONS, NATIVE_PACKAGES, esbuildOrSkip, onePackageVersion, ownImportMetaUrl, writeLoaderBundle } from './bundle-plugins.mjs';
 
 const distDir = fileURLToPath(new URL('../dist/', import.meta.url));
-const outfile = join(distDir, 'cli-runtime.bundle.js');
+const outfile = join(distDir, 'cli-runtime.bundle.cjs');
 
 const build = await esbuildOrSkip(outfile, 'bundle-cli: esbuild is not installed (run npm install); certsmith runs unbundled, its start-up is slower');
 
@@ -37,10 +39,11 @@ const SHARED_PACKAGES = [
   '@certsmith/signer-pkcs11',
 ];
 
-await build({
-  ...BUNDLE_OPTIONS,
+const result = await build({
+  ...LOADER_BUNDLE_OPTIONS,
   entryPoints: [join(distDir, 'cli-runtime.js')],
   outfile,
   external: [...SHARED_PACKAGES, ...NATIVE_PACKAGES, '*.node'],
   plugins: [ownImportMetaUrl(outfile), onePackageVersion()],
 });
+await writeLoaderBundle(result, outfile);

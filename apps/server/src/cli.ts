@@ -17,6 +17,7 @@
  */
 import { existsSync } from 'node:fs';
 import { prestartWorkers } from '@certsmith/worker-pool/prestart';
+import { CODE_CACHE_FILES, loadBundle } from './bundle-loader.js';
 import type { ServerOptionsInput } from './server-options.js';
 import type { TrustSnapshot } from '@certsmith/bundler';
 import { guessTrustFiles, prestartServeStore, readServeFlags } from './serve-prestart.js';
@@ -73,10 +74,13 @@ const prestarted =
 // Awaited before the server is imported: the store's own modules load first, so its thread starts
 // now rather than when every module of the server has been read.
 const prestartedStore = serveFlags === undefined ? undefined : await prestartServeStore(serveFlags).catch(() => undefined);
-// The program and the server: bundled into one file by `npm run build` when it is there, else the
-// compiled modules (cli-runtime.ts).
-const bundled = new URL('./cli-runtime.bundle.js', import.meta.url);
-const runtime = (await (existsSync(bundled) ? import(bundled.href) : import('./cli-runtime.js'))) as typeof import('./cli-runtime.js');
+// The program and the server: bundled into one file by `npm run build` when it is there, run with
+// `serve`'s code cache (bundle-loader.ts; the other commands, under other V8 flags, compile it),
+// else the compiled modules (cli-runtime.ts).
+const bundled = new URL('./cli-runtime.bundle.cjs', import.meta.url);
+const runtime = (
+  existsSync(bundled) ? loadBundle(bundled, serveArgs === undefined ? undefined : CODE_CACHE_FILES.serve).exports : await import('./cli-runtime.js')
+) as typeof import('./cli-runtime.js');
 
 async function serve(input: ServerOptionsInput): Promise<void> {
   const { isCodedError, startServer, startupExitCode, createServeLeader, WORKER_PROCESS_THREADS } = runtime;
