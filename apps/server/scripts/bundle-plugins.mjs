@@ -142,9 +142,9 @@ export async function writeLoaderBundle(result, outfile) {
   const [output, ...others] = result.outputFiles;
   if (output === undefined || others.length > 0) throw new Error(`${outfile}: esbuild wrote ${result.outputFiles.length} files, one expected`);
   const body = output.text.replace(/^"use strict";\n/, '');
-  const [meta, ...otherMeta] = Object.values(result.metafile.outputs);
-  if (meta === undefined || otherMeta.length > 0) throw new Error(`${outfile}: esbuild's metafile names ${Object.keys(result.metafile.outputs).length} outputs, one expected`);
-  const outside = [...new Set(meta.imports.filter((entry) => entry.external && entry.kind !== 'dynamic-import' && !isBuiltin(entry.path)).map((entry) => entry.path))];
+  // What the bundled ES modules import statically from outside (a CommonJS dependency's own require()s stay where they are).
+  const inputImports = Object.values(result.metafile.inputs).flatMap((input) => input.imports);
+  const outside = [...new Set(inputImports.filter((entry) => entry.external && entry.kind === 'import-statement' && !isBuiltin(entry.path)).map((entry) => entry.path))];
   const source = ['"use strict";', ...outside.map((name) => `require(${JSON.stringify(name)});`), body].join('\n');
   await initLexer;
   const [imports] = lexModule(source, outfile);
