@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestPki, chainPem } from '@certsmith/test-pki';
 import { LazyCertificate } from '@certsmith/x509-core';
@@ -61,6 +62,24 @@ describe('readPoolSnapshot and poolFromSnapshot', () => {
     const empty = join(dir, 'empty.pem');
     await writeFile(empty, ' \n');
     expect(poolFromSnapshot(await readPoolSnapshot(empty, 'roots')).size).toBe(0);
+  });
+
+  it('packs a PKCS#7 block\'s certificates back to back between the others, as if each were a block of its own', async () => {
+    const other = pki.intermediate('Snapshot Other', root, { key: 'ecdsa-p256' });
+    const certs = join(dir, 'p7-middle.pem');
+    await writeFile(certs, chainPem(inter, root));
+    const p7 = execFileSync('openssl', ['crl2pkcs7', '-nocrl', '-certfile', certs]).toString();
+    const mixed = poolSnapshotFromPem(`${chainPem(other)}${p7}${chainPem(other)}`, 'intermediates');
+    expect(mixed).toEqual(poolSnapshotFromPem(chainPem(other, inter, root, other), 'intermediates'));
+    expect(mixed.der.byteLength).toBe(2 * other.der.byteLength + inter.der.byteLength + root.der.byteLength);
+  });
+
+  it('holds each certificate\'s SHA-256 and no bytes beyond its certificates', () => {
+    const snapshot = poolSnapshotFromPem(chainPem(inter, root), 'roots');
+    expect(snapshot.der.buffer.byteLength).toBe(inter.der.byteLength + root.der.byteLength);
+    expect(snapshot.layout.buffer.byteLength).toBe(2 * 12 * 4);
+    const sha256 = (der: Uint8Array) => createHash('sha256').update(der).digest();
+    expect(Buffer.from(snapshot.fingerprints)).toEqual(Buffer.concat([sha256(inter.der), sha256(root.der)]));
   });
 
   it.each([

@@ -11,8 +11,8 @@
  * (names, times, keys, extensions); {@link snapshotCertificates} lets a caller run the full parse
  * later, off the start-up path.
  */
-import { createHash } from 'node:crypto';
-import { ErrorCode, LazyCertificate, decodePemBlock, readCertificateIndex, readPkcs7Certificates } from '@certsmith/x509-core';
+import { hash } from 'node:crypto';
+import { ErrorCode, LazyCertificate, findPemBlock, readCertificateIndex, readPkcs7Certificates } from '@certsmith/x509-core';
 import type { CertificateIndex } from '@certsmith/x509-core';
 import { CertificatePool, rememberFingerprint, type CertificatePoolOptions } from './certificate-pool.js';
 import { BundleFileError, readBundleFile, type PoolKind } from './load-pool.js';
@@ -37,76 +37,120 @@ const LAYOUT_FIELDS = 12;
 /** Bytes per certificate in {@link PoolSnapshot.fingerprints} (SHA-256). */
 const FINGERPRINT_BYTES = 32;
 
-interface IndexedCertificate {
-  der: Uint8Array;
-  index: CertificateIndex;
-}
+/**
+ * A snapshot being read. Each PEM body is decoded straight into one buffer sized for the whole
+ * text (decoded base64 is at most ¾ of it) and indexed where it lies, so a certificate costs no
+ * buffer, copy or list entry of its own: the trust files' ≈1,600 certificates are read by every
+ * server at start-up (docs/performance.md#start-up-pass-6c-reading-the-trust-files-2026-11-2627-issue-18-item-7).
+ */
+class SnapshotWriter {
+  readonly #buffer: Buffer;
+  /** `#buffer` as a plain Uint8Array: its views are plain too (a Buffer's subarray is a Buffer, made more slowly). */
+  readonly #bytes: Uint8Array;
+  #used = 0;
+  #layout = new Int32Array(64 * LAYOUT_FIELDS);
+  #count = 0;
 
-function indexCertificateOrPkcs7(der: Uint8Array): IndexedCertificate[] {
-  try {
-    return [{ der, index: readCertificateIndex(der) }];
-  } catch (certificateError) {
-    let inner: Uint8Array[];
+  constructor(textLength: number) {
+    this.#buffer = Buffer.allocUnsafeSlow(Math.ceil(textLength / 4) * 3);
+    this.#bytes = new Uint8Array(this.#buffer.buffer, this.#buffer.byteOffset, this.#buffer.byteLength);
+  }
+
+  /**
+   * Decode the body `text.slice(bodyStart, bodyEnd)` (checked base64) and index it: one certificate,
+   * or the certificates of a PKCS#7 block. Returns how many certificates it added.
+   * @throws the certificate's structure error (the inner certificate's for a PKCS#7 block)
+   */
+  add(text: string, bodyStart: number, bodyEnd: number): number {
+    const start = this.#used;
+    const length = this.#buffer.write(text.slice(bodyStart, bodyEnd), start, 'base64');
+    const block = this.#bytes.subarray(start, start + length);
+    let index: CertificateIndex;
     try {
-      inner = readPkcs7Certificates(der);
-    } catch {
-      throw certificateError;
+      index = readCertificateIndex(block);
+    } catch (certificateError) {
+      let inner: Uint8Array[];
+      try {
+        inner = readPkcs7Certificates(block);
+      } catch {
+        throw certificateError;
+      }
+      // The certificates move to the front of the block, back to back, in order: each lies after
+      // the place it moves to, so nothing not yet moved is overwritten.
+      for (const certificate of inner) {
+        const from = this.#offsetOf(certificate);
+        const to = this.#used;
+        this.#bytes.copyWithin(to, from, from + certificate.byteLength);
+        this.#append(to, certificate.byteLength, readCertificateIndex(this.#bytes.subarray(to, to + certificate.byteLength)));
+      }
+      return inner.length;
     }
-    return inner.map((cert) => ({ der: cert, index: readCertificateIndex(cert) }));
+    this.#append(start, length, index);
+    return 1;
+  }
+
+  /** The snapshot, in buffers of their own size (a structured clone copies a view's whole buffer). */
+  finish(): PoolSnapshot {
+    const der = this.#bytes.slice(0, this.#used);
+    const layout = this.#layout.slice(0, this.#count * LAYOUT_FIELDS);
+    const fingerprints = new Uint8Array(this.#count * FINGERPRINT_BYTES);
+    for (let i = 0, o = 0; i < this.#count; i++, o += LAYOUT_FIELDS) {
+      // One-shot hash: createHash builds a stream object per certificate.
+      fingerprints.set(hash('sha256', der.subarray(layout[o]!, layout[o + 1]!), 'buffer'), i * FINGERPRINT_BYTES);
+    }
+    return { der, layout, fingerprints };
+  }
+
+  #offsetOf(view: Uint8Array): number {
+    return view.byteOffset - this.#bytes.byteOffset;
+  }
+
+  #append(start: number, length: number, index: CertificateIndex): void {
+    if ((this.#count + 1) * LAYOUT_FIELDS > this.#layout.length) {
+      const grown = new Int32Array(this.#layout.length * 2);
+      grown.set(this.#layout);
+      this.#layout = grown;
+    }
+    const layout = this.#layout;
+    const at = this.#count * LAYOUT_FIELDS;
+    layout[at] = start;
+    layout[at + 1] = start + length;
+    this.#put(at + 2, index.subjectDer);
+    this.#put(at + 4, index.issuerDer);
+    this.#put(at + 6, index.subjectKeyId);
+    this.#put(at + 8, index.authorityKeyId);
+    this.#put(at + 10, index.signature);
+    this.#count += 1;
+    this.#used = start + length;
+  }
+
+  #put(slot: number, view: Uint8Array | null): void {
+    const start = view === null ? -1 : this.#offsetOf(view);
+    this.#layout[slot] = start;
+    this.#layout[slot + 1] = view === null ? -1 : start + view.byteLength;
   }
 }
 
-/** Offset of `view` inside `der`, which it is a view of. */
-const offsetIn = (der: Uint8Array, view: Uint8Array): number => view.byteOffset - der.byteOffset;
-
-function encode(certificates: readonly IndexedCertificate[]): PoolSnapshot {
-  let total = 0;
-  for (const { der } of certificates) total += der.byteLength;
-  const bytes = new Uint8Array(total);
-  const layout = new Int32Array(certificates.length * LAYOUT_FIELDS);
-  const fingerprints = new Uint8Array(certificates.length * FINGERPRINT_BYTES);
-  let position = 0;
-  certificates.forEach(({ der, index }, i) => {
-    bytes.set(der, position);
-    fingerprints.set(createHash('sha256').update(der).digest(), i * FINGERPRINT_BYTES);
-    const put = (slot: number, view: Uint8Array | null): void => {
-      layout[i * LAYOUT_FIELDS + slot] = view === null ? -1 : position + offsetIn(der, view);
-      layout[i * LAYOUT_FIELDS + slot + 1] = view === null ? -1 : position + offsetIn(der, view) + view.byteLength;
-    };
-    layout[i * LAYOUT_FIELDS] = position;
-    layout[i * LAYOUT_FIELDS + 1] = position + der.byteLength;
-    put(2, index.subjectDer);
-    put(4, index.issuerDer);
-    put(6, index.subjectKeyId);
-    put(8, index.authorityKeyId);
-    put(10, index.signature);
-    position += der.byteLength;
-  });
-  return { der: bytes, layout, fingerprints };
-}
-
 /**
- * The certificates of a PEM bundle's text, indexed one block at a time (a generator, so the async
- * reader can yield to the event loop between blocks). Whitespace-only text has none.
+ * Index a PEM bundle's text into `writer`, one block at a time (a generator, so the async reader
+ * can yield to the event loop between blocks). Whitespace-only text has none.
  * @throws {BundleFileError} 4003 / 3003 (see {@link poolSnapshotFromPem})
  */
-function* indexPemBundle(text: string, kind: PoolKind): Generator<IndexedCertificate[], void> {
+function* indexPemBundle(text: string, kind: PoolKind, writer: SnapshotWriter): Generator<void, void> {
   const parseFailed = kind === 'roots' ? ErrorCode.RootParseFailed : ErrorCode.IntermediatesParseFailed;
   const trimmed = text.trim();
   let position = 0;
   let count = 0;
   while (position < trimmed.length) {
-    const match = decodePemBlock(trimmed, position);
-    if (match === null) break;
-    position = match.end;
-    let block: IndexedCertificate[];
+    const location = findPemBlock(trimmed, position);
+    if (location === null) break;
+    position = location.end;
     try {
-      block = indexCertificateOrPkcs7(match.block.bytes);
+      count += writer.add(trimmed, location.bodyStart, location.bodyEnd);
     } catch (error) {
       throw new BundleFileError(parseFailed, undefined, { cause: error });
     }
-    count += block.length;
-    yield block;
+    yield;
   }
   if (trimmed !== '' && (position < trimmed.length || count === 0)) throw new BundleFileError(parseFailed);
 }
@@ -118,9 +162,9 @@ function* indexPemBundle(text: string, kind: PoolKind): Generator<IndexedCertifi
  * certificate's structure is malformed, text follows the last block, or there is no block at all
  */
 export function poolSnapshotFromPem(text: string, kind: PoolKind): PoolSnapshot {
-  const certificates: IndexedCertificate[] = [];
-  for (const block of indexPemBundle(text, kind)) certificates.push(...block);
-  return encode(certificates);
+  const writer = new SnapshotWriter(text.length);
+  for (const _ of indexPemBundle(text, kind, writer));
+  return writer.finish();
 }
 
 /** Blocks indexed between two yields of {@link readPoolSnapshot} (≈2 ms). */
@@ -134,13 +178,12 @@ const BLOCKS_PER_TURN = 64;
  */
 export async function readPoolSnapshot(file: string, kind: PoolKind): Promise<PoolSnapshot> {
   const text = await readBundleFile(file, kind);
-  const certificates: IndexedCertificate[] = [];
+  const writer = new SnapshotWriter(text.length);
   let blocks = 0;
-  for (const block of indexPemBundle(text, kind)) {
-    certificates.push(...block);
+  for (const _ of indexPemBundle(text, kind, writer)) {
     if (++blocks % BLOCKS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
   }
-  return encode(certificates);
+  return writer.finish();
 }
 
 /** The snapshot's certificates, in file order: lazy certificates over views of its bytes. */

@@ -85,8 +85,8 @@ export {
 } from './der-reader.js';
 export type { DerElement, BitString } from './der-reader.js';
 export { Oid } from './oids.js';
-export { decodePemBlock, decodePemBlocks, encodePem, certificateToPem } from './pem.js';
-export type { PemBlock, PemBlockMatch } from './pem.js';
+export { decodePemBlock, decodePemBlocks, decodePemBody, findPemBlock, encodePem, certificateToPem } from './pem.js';
+export type { PemBlock, PemBlockLocation, PemBlockMatch } from './pem.js';
 export { UNKNOWN_SIGNATURE, hashAlgorithmFromOid, readSignatureAlgorithm } from './algorithm-identifier.js';
 export {
   namedCurve,

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { certificateToPem, decodePemBlock, decodePemBlocks, encodePem, isPaddedBase64 } from './pem.js';
+import { certificateToPem, decodePemBlock, decodePemBlocks, decodePemBody, encodePem, findPemBlock, isPaddedBase64 } from './pem.js';
 
 const body = (bytes: number[]): string => Buffer.from(bytes).toString('base64');
 
@@ -100,6 +100,28 @@ describe('decodePemBlock', () => {
       }),
       { numRuns: 20_000 },
     );
+  });
+});
+
+describe('findPemBlock', () => {
+  it('locates the body of the block decodePemBlock decodes, without decoding it', () => {
+    const text = `junk\n-----BEGIN C-----\n!!!!\n-----END C-----\n${encodePem('T', Uint8Array.of(1, 2, 3, 4))}rest`;
+    const location = findPemBlock(text)!;
+    const match = decodePemBlock(text)!;
+    expect(location).toMatchObject({ type: 'T', headers: {}, start: match.start, end: match.end });
+    expect(text.slice(location.bodyStart, location.bodyEnd)).toBe('AQIDBA==');
+    expect([...decodePemBody(text, location)]).toEqual([1, 2, 3, 4]);
+    expect(findPemBlock(text, location.end)).toBeNull();
+  });
+
+  it('skips the base64 check only for bodies the caller has seen before', () => {
+    const malformed = '-----BEGIN T-----\nAQI\n-----END T-----\n';
+    expect(findPemBlock(malformed)).toBeNull();
+    expect(findPemBlock(malformed, 0, (body) => body === 'other')).toBeNull();
+    const seen: string[] = [];
+    const valid = encodePem('T', Uint8Array.of(9));
+    expect(findPemBlock(valid, 0, (body) => (seen.push(body), false))).not.toBeNull();
+    expect(seen).toEqual(['CQ==']);
   });
 });
 

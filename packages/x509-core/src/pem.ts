@@ -16,6 +16,24 @@ export interface PemBlock {
   bytes: Uint8Array;
 }
 
+/**
+ * Where a PEM block found by {@link findPemBlock} lies in the text: its label, headers and the
+ * offsets of its base64 body, which is checked ({@link isPaddedBase64}) but not decoded.
+ */
+export interface PemBlockLocation {
+  /** The label after `-----BEGIN `. */
+  type: string;
+  /** RFC 1421 headers, as in {@link PemBlock}. */
+  headers: Record<string, string>;
+  /** Offset of `-----BEGIN` in the text. */
+  start: number;
+  /** Offset just past the END line (and its line break), i.e. Go's `rest`. */
+  end: number;
+  /** The body is `text.slice(bodyStart, bodyEnd)`: padded base64, whitespace between characters. */
+  bodyStart: number;
+  bodyEnd: number;
+}
+
 /** A block plus where it starts and where the text after it begins. */
 export interface PemBlockMatch {
   block: PemBlock;
@@ -65,19 +83,14 @@ export function isPaddedBase64(body: string): boolean {
   return (body.length - whitespace) % 4 === 0;
 }
 
-/** Strict base64 body to bytes (`null` when invalid); Node's decoder skips the whitespace itself. */
-function decodeBase64Body(body: string): Uint8Array | null {
-  if (!isPaddedBase64(body)) return null;
-  // Copy out of Buffer's shared 8 KiB pool: parsed certificates keep views into these bytes and
-  // must not pin (or structured-clone) the whole pool slab.
-  return new Uint8Array(Buffer.from(body, 'base64'));
-}
-
 /**
- * Find and decode the first valid PEM block at or after `from` (a port of Go's `pem.Decode`).
+ * Find the first valid PEM block at or after `from` (a port of Go's `pem.Decode`), without decoding
+ * its body: for readers that decode into a buffer of their own or skip bodies they have seen.
  * Returns `null` when none follows.
+ * @param seenBefore answers `true` for a body this function returned before (so known to be valid
+ *   base64), whose check is then skipped: for readers that meet the same blocks many times
  */
-export function decodePemBlock(text: string, from = 0): PemBlockMatch | null {
+export function findPemBlock(text: string, from = 0, seenBefore?: (body: string) => boolean): PemBlockLocation | null {
   let cursor = from;
   for (;;) {
     let start: number;
@@ -129,10 +142,32 @@ export function decodePemBlock(text: string, from = 0): PemBlockMatch | null {
     const afterLabel = endTrailer + expected.length;
     const [restOfEndLine, afterEndLine] = getLine(text, afterLabel, text.length);
     if (restOfEndLine.length !== 0) continue;
-    const bytes = decodeBase64Body(text.slice(rest, endIndex));
-    if (bytes === null) continue;
-    return { block: { type, headers, bytes }, start, end: afterEndLine };
+    // Go skips a block whose base64 does not decode and looks for the next one.
+    const body = text.slice(rest, endIndex);
+    if (!(seenBefore?.(body) ?? false) && !isPaddedBase64(body)) continue;
+    return { type, headers, start, end: afterEndLine, bodyStart: rest, bodyEnd: endIndex };
   }
+}
+
+/**
+ * The bytes of a found block's body, in a buffer of their own. Node's decoder is lenient (it skips
+ * what is not base64); {@link findPemBlock} has checked the body with Go's strictness already.
+ */
+export function decodePemBody(text: string, location: PemBlockLocation): Uint8Array {
+  // Copy out of Buffer's shared 8 KiB pool: parsed certificates keep views into these bytes and
+  // must not pin (or structured-clone) the whole pool slab.
+  return new Uint8Array(Buffer.from(text.slice(location.bodyStart, location.bodyEnd), 'base64'));
+}
+
+/**
+ * Find and decode the first valid PEM block at or after `from` (a port of Go's `pem.Decode`).
+ * Returns `null` when none follows.
+ */
+export function decodePemBlock(text: string, from = 0): PemBlockMatch | null {
+  const location = findPemBlock(text, from);
+  if (location === null) return null;
+  const { type, headers, start, end } = location;
+  return { block: { type, headers, bytes: decodePemBody(text, location) }, start, end };
 }
 
 /** Every valid PEM block in `text`, in order (junk between blocks is skipped, as Go does). */
