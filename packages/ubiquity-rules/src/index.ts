@@ -33,6 +33,7 @@ export {
   defaultPlatforms,
 } from './load-platforms.js';
 export type { LoadPlatformsOptions, DefaultPlatformsOptions } from './load-platforms.js';
+export { ParsedKeystoreBlocks } from './parsed-keystore-blocks.js';
 export {
   filterChains,
   compareChainLength,

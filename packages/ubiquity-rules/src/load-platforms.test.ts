@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TestPki } from '@certsmith/test-pki';
 import { decodePlatformMetadata, defaultPlatforms, keystoreFromPem, loadPlatforms } from './load-platforms.js';
+import { ParsedKeystoreBlocks } from './parsed-keystore-blocks.js';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -72,6 +73,32 @@ describe('loadPlatforms', () => {
     await expect(loadPlatforms(file)).rejects.toThrow('fail to finalize the parsing of platform metadata: {Odd 1 MD5 RSA  map[] 0 100}');
   });
 
+  it('reports the first platform in file order that fails, though every keystore is read at once', async () => {
+    writeFileSync(join(dir, 'good.pem'), pki.root('Order Root', { key: 'ecdsa-p256' }).pem);
+    const file = join(dir, 'order.json');
+    const entry = (name: string, keystore: string, hashAlgo = 'SHA2') => ({ name, weight: 1, hash_algo: hashAlgo, key_algo: 'ECDSA256', keystore });
+    writeFileSync(file, JSON.stringify([entry('Good', 'good.pem'), entry('First', 'missing-1.pem'), entry('Second', 'missing-2.pem')]));
+    await expect(loadPlatforms(file)).rejects.toThrow(`{First 1 SHA2 ECDSA256 ${join(dir, 'missing-1.pem')} map[] 70 70}`);
+    // An unknown algorithm before an unreadable keystore: the algorithm is reported, and the
+    // keystore's failure is not left unhandled (vitest fails the run on an unhandled rejection).
+    writeFileSync(file, JSON.stringify([entry('Odd', 'good.pem', 'MD5'), entry('First', 'missing-1.pem')]));
+    await expect(loadPlatforms(file)).rejects.toThrow('{Odd 1 MD5 ECDSA256');
+  });
+
+  it('gives platforms that name the same keystore the same set, read once', async () => {
+    const reads: string[] = [];
+    const readTextFile = async (file: string) => {
+      reads.push(file);
+      return file.endsWith('.json')
+        ? JSON.stringify([1, 2].map((n) => ({ name: `P${n}`, weight: 1, hash_algo: 'SHA2', key_algo: 'ECDSA256', keystore: 'shared.pem' })))
+        : pki.root('Shared Root', { key: 'ecdsa-p256' }).pem;
+    };
+    const [first, second] = await loadPlatforms('/meta/m.json', { readTextFile });
+    expect(reads).toEqual(['/meta/m.json', '/meta/shared.pem']);
+    expect(first!.keystore).toBe(second!.keystore);
+    expect(first!.keystore.size).toBe(1);
+  });
+
   it('ignores unknown keys and matches keys case-insensitively like Go', () => {
     expect(decodePlatformMetadata('[{"NAME":"a","Weight":2,"hash_algo":"SHA1","key_algo":"RSA","hash_algo_expiry":"x"}]')).toEqual([
       { name: 'a', weight: 2, hashAlgo: 'SHA1', keyAlgo: 'RSA', keystore: '' },
@@ -85,6 +112,17 @@ describe('keystoreFromPem', () => {
     const a = pki.root('KS A', { key: 'ecdsa-p256' });
     const text = `${a.pem}-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n${pki.root('KS B', { key: 'ecdsa-p256' }).pem}`;
     expect(keystoreFromPem(text).size).toBe(2);
+  });
+
+  it('finds the same keystore for a store whose blocks repeat, and reuses what other stores parsed', () => {
+    const a = pki.root('KS Repeat A', { key: 'ecdsa-p256' });
+    const b = pki.root('KS Repeat B', { key: 'ecdsa-p256' });
+    const parsed = new ParsedKeystoreBlocks();
+    const once = keystoreFromPem(`${a.pem}${b.pem}`, parsed);
+    expect(once.size).toBe(2);
+    expect(keystoreFromPem(`${b.pem}junk\n${a.pem}${a.pem}${b.pem}`, parsed)).toEqual(once);
+    // A malformed body is refused whether or not the same certificates were parsed before.
+    expect(keystoreFromPem(`-----BEGIN CERTIFICATE-----\nAQI\n-----END CERTIFICATE-----\n${a.pem}`, parsed).size).toBe(1);
   });
 });
 

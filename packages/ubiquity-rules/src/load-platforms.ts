@@ -3,11 +3,12 @@
  * `Platform.ParseAndLoad`; behaviour doc 2.11), with CFSSL's exact failure messages, plus the
  * embedded default used when no metadata file is configured.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { posix as path } from 'node:path';
 import { rootCertificates } from 'node:tls';
-import { CertsmithError, ErrorCode, decodePemBlock, readCertificateIndex, readPkcs7Certificates } from '@certsmith/x509-core';
+import { CertsmithError, ErrorCode, findPemBlock, readCertificateIndex, readPkcs7Certificates } from '@certsmith/x509-core';
+import { ParsedKeystoreBlocks } from './parsed-keystore-blocks.js';
 import { platformHashUbiquity, platformKeyAlgoUbiquity, type Platform } from './platform.js';
 
 /**
@@ -132,24 +133,26 @@ export function decodePlatformMetadata(text: string): RawPlatform[] {
  * SPKI hashes of every certificate a keystore PEM file holds, best effort: blocks that do not parse
  * as a certificate or a PKCS#7 bundle are skipped (`ParseOneCertificateFromPEM` in a loop).
  *
- * @param parsed hashes of blocks already parsed, by DER bytes (`[]`: not a certificate), shared
- *   across the keystores of one metadata file: the cfssl_trust stores hold each certificate several
- *   times (see docs/performance.md#keystores-parsed-once-per-metadata-file). Same bytes, same
+ * @param parsed what blocks already parsed to, shared across the keystores of one metadata file
+ *   (see {@link ParsedKeystoreBlocks}); a repeated block is not parsed again. Same text, same
  *   answer, so the result does not change.
  */
-export function keystoreFromPem(text: string, parsed: Map<string, readonly string[]> = new Map()): Set<string> {
+export function keystoreFromPem(text: string, parsed: ParsedKeystoreBlocks = new ParsedKeystoreBlocks()): Set<string> {
   const keystore = new Set<string>();
+  const seenBefore = (body: string): boolean => parsed.has(body);
   let offset = 0;
   for (;;) {
-    const match = decodePemBlock(text, offset);
-    if (match === null) break;
-    offset = match.end;
-    const bytes = match.block.bytes;
-    const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
-    let hashes = parsed.get(key);
+    // A body parsed before was found valid base64 then: its check is skipped.
+    const location = findPemBlock(text, offset, seenBefore);
+    if (location === null) break;
+    offset = location.end;
+    const body = text.slice(location.bodyStart, location.bodyEnd);
+    let hashes = parsed.get(body);
     if (hashes === undefined) {
-      hashes = blockSpkiHashes(bytes);
-      parsed.set(key, hashes);
+      // Not copied out of Buffer's pool (as decodePemBody does): only the hashes are kept.
+      const decoded = Buffer.from(body, 'base64');
+      hashes = blockSpkiHashes(new Uint8Array(decoded.buffer, decoded.byteOffset, decoded.byteLength));
+      parsed.set(body, hashes);
     }
     for (const hash of hashes) keystore.add(hash);
   }
@@ -158,7 +161,7 @@ export function keystoreFromPem(text: string, parsed: Map<string, readonly strin
 
 /** Lower-case hex SHA-1 of a certificate's SPKI element (how CFSSL's keystores match roots). */
 function spkiHash(der: Uint8Array): string {
-  return createHash('sha1').update(readCertificateIndex(der).spki).digest('hex');
+  return hash('sha1', readCertificateIndex(der).spki, 'hex');
 }
 
 /**
@@ -200,7 +203,8 @@ export interface LoadPlatformsOptions {
  *   metadata: {…}` (unreadable keystore, unknown hash_algo/key_algo) — CFSSL's texts.
  */
 export async function loadPlatforms(metadataFile: string, options: LoadPlatformsOptions = {}): Promise<Platform[]> {
-  const read = options.readTextFile ?? ((file: string) => readFile(file, 'utf8'));
+  // Read whole, then decoded once (see chain-builder's readBundleFile).
+  const read = options.readTextFile ?? (async (file: string) => (await readFile(file)).toString('utf8'));
   let text: string;
   try {
     text = await read(metadataFile);
@@ -211,22 +215,27 @@ export async function loadPlatforms(metadataFile: string, options: LoadPlatforms
   }
   const raws = decodePlatformMetadata(text);
   const folder = path.dirname(metadataFile);
+  const keystoreFiles = raws.map((raw) => (raw.keystore === '' ? '' : path.join(folder, raw.keystore)));
+  const parsedBlocks = new ParsedKeystoreBlocks();
+  // Every keystore is read at once, each path once, and parsed as it arrives; they are awaited in
+  // file order below, so the platform reported is the first one that fails, as before.
   const keystores = new Map<string, Promise<Set<string>>>();
-  const parsedBlocks = new Map<string, readonly string[]>();
+  for (const keystoreFile of keystoreFiles) {
+    if (keystoreFile === '' || keystores.has(keystoreFile)) continue;
+    const pending = read(keystoreFile).then((text) => keystoreFromPem(text, parsedBlocks));
+    // Its failure is reported where it is awaited, or not at all when an earlier platform fails.
+    pending.catch(() => undefined);
+    keystores.set(keystoreFile, pending);
+  }
   const platforms: Platform[] = [];
-  for (const raw of raws) {
-    const keystoreFile = raw.keystore === '' ? '' : path.join(folder, raw.keystore);
+  for (const [index, raw] of raws.entries()) {
+    const keystoreFile = keystoreFiles[index]!;
     const hashUbiquity = platformHashUbiquity(raw.hashAlgo);
     const keyAlgoUbiquity = platformKeyAlgoUbiquity(raw.keyAlgo);
     let keystore = new Set<string>();
     if (keystoreFile !== '') {
-      let pending = keystores.get(keystoreFile);
-      if (!pending) {
-        pending = read(keystoreFile).then((text) => keystoreFromPem(text, parsedBlocks));
-        keystores.set(keystoreFile, pending);
-      }
       try {
-        keystore = await pending;
+        keystore = await keystores.get(keystoreFile)!;
       } catch (error) {
         const detail = formatGoPlatform(raw, keystoreFile, new Set(), hashUbiquity, keyAlgoUbiquity);
         throw new PlatformMetadataError(`fail to finalize the parsing of platform metadata: ${detail}`, { cause: error });
@@ -264,7 +273,7 @@ export interface DefaultPlatformsOptions {
  * Weight 1: with a single platform any trusted chain wins the ubiquity filter the same way.
  */
 export async function defaultPlatforms(options: DefaultPlatformsOptions = {}): Promise<Platform[]> {
-  const parsedBlocks = new Map<string, readonly string[]>();
+  const parsedBlocks = new ParsedKeystoreBlocks();
   const keystore = keystoreFromPem(rootCertificates.join('\n'), parsedBlocks);
   for (const file of options.extraStoreFiles ?? ['/etc/ssl/certs/ca-certificates.crt']) {
     try {
