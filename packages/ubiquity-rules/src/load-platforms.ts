@@ -139,16 +139,19 @@ export function decodePlatformMetadata(text: string): RawPlatform[] {
  */
 export function keystoreFromPem(text: string, parsed: ParsedKeystoreBlocks = new ParsedKeystoreBlocks()): Set<string> {
   const keystore = new Set<string>();
-  const seenBefore = (body: string): boolean => parsed.has(body);
+  // A body parsed before was found valid base64 then: its check is skipped. The block found is the
+  // one findPemBlock asked about last, so `known` holds its hashes (a second lookup cost ≈1 µs).
+  let known: readonly string[] | undefined;
+  const seenBefore = (body: string): boolean => (known = parsed.get(body)) !== undefined;
   let offset = 0;
   for (;;) {
-    // A body parsed before was found valid base64 then: its check is skipped.
+    known = undefined;
     const location = findPemBlock(text, offset, seenBefore);
     if (location === null) break;
     offset = location.end;
-    const body = text.slice(location.bodyStart, location.bodyEnd);
-    let hashes = parsed.get(body);
+    let hashes: readonly string[] | undefined = known;
     if (hashes === undefined) {
+      const body = text.slice(location.bodyStart, location.bodyEnd);
       // Not copied out of Buffer's pool (as decodePemBody does): only the hashes are kept.
       const decoded = Buffer.from(body, 'base64');
       hashes = blockSpkiHashes(new Uint8Array(decoded.buffer, decoded.byteOffset, decoded.byteLength));
