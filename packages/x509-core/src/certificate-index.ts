@@ -12,6 +12,7 @@
  * their RFC 5280 form — but the contents it skips are not: a certificate this accepts can still fail
  * `parseCertificate` (e.g. a malformed name string or an unparsable SAN extension).
  */
+import { scanCertificateIndex } from './certificate-index-scan.js';
 import { openCertificate } from './certificate-opening.js';
 import { ID_CE_AUTHORITY_KEY_IDENTIFIER, ID_CE_SUBJECT_KEY_IDENTIFIER, readAuthorityKeyIdentifierKeyId, walkIdCeExtensions } from './certificate-extension-walk.js';
 import { readOctetString } from './der-reader.js';
@@ -55,10 +56,19 @@ function readIndex(der: Uint8Array): CertificateIndex {
 }
 
 /**
+ * {@link readCertificateIndex} by the walk alone (no flat scan first): what the scan is held to in
+ * its tests. Not exported from the package.
+ */
+export function walkCertificateIndex(der: Uint8Array): CertificateIndex {
+  return readingCertificate(() => readIndex(der));
+}
+
+/**
  * Read the structure and index fields of one DER certificate (no trailing bytes). The fields are
  * views into `der` (no copy).
  * @throws CertificateParseError (1003) when the structure is malformed
  */
 export function readCertificateIndex(der: Uint8Array): CertificateIndex {
-  return readingCertificate(() => readIndex(der));
+  // The flat scan takes the certificates it can vouch for; the walk decides the rest (and words the error).
+  return scanCertificateIndex(der) ?? walkCertificateIndex(der);
 }
