@@ -59,7 +59,9 @@ function checkoutsProblem(text) {
 
 /**
  * CPU ms of this process's main thread (the reading thread; the process's figure adds GC helpers,
- * background compilation and libuv's file reads), from the scheduler's nanosecond counter.
+ * background compilation and libuv's file reads), from the scheduler's nanosecond counter — which
+ * the kernel brings up to date for a running thread at each tick (±4 ms at 250 Hz per reading):
+ * compare medians of many samples, not single ones.
  */
 function threadCpuMs() {
   return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
