@@ -1,6 +1,6 @@
 /**
- * Make the V8 code caches that src/bundle-loader.ts runs the program's bundle with, one per way
- * `serve` runs it (`CODE_CACHE_FILES` of src/bundle-loader.ts). Run by `npm run build` after
+ * Make the V8 code caches that src/bundle-loader.ts runs the program's bundle with, one per set of
+ * V8 flags the executable runs it under (`CODE_CACHE_FILES` of src/bundle-loader.ts). Run by `npm run build` after
  * bundle-cli.mjs; without the bundle (no esbuild) there is nothing to make. Numbers and what was
  * tried: docs/performance.md, start-up pass 6a.
  *
@@ -16,7 +16,9 @@
  * time changes included. So this script runs itself again under each role's node flags (the
  * executable's shebang, `bin/certsmith.js`; for the processes `serve --processes` forks, those plus
  * what the leader adds, src/cluster/worker-process-settings.ts) and holds back optimisation as
- * `serve` does before it loads the bundle (src/start-up-tiering.ts). Then it checks, in a fresh
+ * `serve` does before it loads the bundle (src/start-up-tiering.ts). The other commands' cache
+ * (`command`: the shebang's flags alone) is made after the bundle's evaluation and the program's
+ * construction only: what each command then runs differs. Then it checks, in a fresh
  * process per role, that V8 takes the cache; the build fails when it does not.
  */
 import { spawnSync } from 'node:child_process';
@@ -43,7 +45,7 @@ async function buildStep() {
   for (const file of cacheFiles) rmSync(file, { force: true });
   if (!existsSync(bundle)) process.exit(0);
   const serveFlags = shebangFlags(fileURLToPath(new URL('../bin/certsmith.js', import.meta.url)));
-  const roles = { serve: serveFlags, process: await workerProcessFlags(serveFlags) };
+  const roles = { serve: serveFlags, process: await workerProcessFlags(serveFlags), command: serveFlags };
   for (const step of ['--make', '--check']) {
     for (const [name, flags] of Object.entries(roles)) {
       const child = spawnSync(process.execPath, [...flags, self, step, name], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 120_000 });
@@ -58,9 +60,16 @@ async function buildStep() {
 
 /** In a child under `role`'s flags: the throwaway starts, then the cache of what they ran. */
 async function makeCache(role) {
+  const { loadBundle } = await import(new URL('bundle-loader.js', dist).href);
+  if (role === 'command') {
+    // The other commands: the program (every command's definition) after the bundle's evaluation.
+    const loaded = loadBundle(bundle);
+    loaded.exports.createProgram({ serve: async () => undefined });
+    writeAtomically(CODE_CACHE_FILES[role], loaded.createCodeCache());
+    process.exit(0);
+  }
   const { holdBackOptimisation } = await import(new URL('start-up-tiering.js', dist).href);
   holdBackOptimisation();
-  const { loadBundle } = await import(new URL('bundle-loader.js', dist).href);
   const { prestartWorkers } = await import('@certsmith/worker-pool/prestart');
   const { createDevelopmentCa } = await import('@certsmith/signer-local');
 
@@ -119,10 +128,10 @@ async function makeCache(role) {
   process.exit(0);
 }
 
-/** In a fresh child under `role`'s flags, as `serve` loads the bundle: V8 takes the role's cache. */
+/** In a fresh child under `role`'s flags, as the executable loads the bundle: V8 takes the role's cache. */
 async function checkCache(role) {
   const { holdBackOptimisation } = await import(new URL('start-up-tiering.js', dist).href);
-  holdBackOptimisation();
+  if (role !== 'command') holdBackOptimisation();
   const { loadBundle } = await import(new URL('bundle-loader.js', dist).href);
   const use = loadBundle(bundle, CODE_CACHE_FILES[role]).codeCache;
   if (use !== 'accepted') {

@@ -38,14 +38,16 @@ export const BUNDLE_URL = '__certsmithBundleUrl';
 
 /**
  * The code caches of the program's bundle that `npm run build` makes (scripts/code-cache.mjs), one
- * per way `serve` runs it, as V8 takes a cache only under the V8 flags it was made with: `serve`, the
- * executable (its shebang's flags and start-up's interrupt budget, start-up-tiering.ts); `process`,
- * the processes `serve --processes N` forks (cluster/worker-process-settings.ts adds a flag). The
- * other commands run the bundle without a cache.
+ * per set of V8 flags the executable runs it under, as V8 takes a cache only under the flags it was
+ * made with: `serve`, the executable's `serve` (its shebang's flags and start-up's interrupt budget,
+ * start-up-tiering.ts); `process`, the processes `serve --processes N` forks
+ * (cluster/worker-process-settings.ts adds a flag); `command`, every other command (the shebang's
+ * flags alone).
  */
 export const CODE_CACHE_FILES = {
   serve: new URL('./cli-runtime.serve.cache', import.meta.url),
   process: new URL('./cli-runtime.serve-process.cache', import.meta.url),
+  command: new URL('./cli-runtime.command.cache', import.meta.url),
 } as const;
 
 /** What a code cache file starts with; its version changes when the layout below does. */

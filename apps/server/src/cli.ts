@@ -75,11 +75,11 @@ const prestarted =
 // now rather than when every module of the server has been read.
 const prestartedStore = serveFlags === undefined ? undefined : await prestartServeStore(serveFlags).catch(() => undefined);
 // The program and the server: bundled into one file by `npm run build` when it is there, run with
-// `serve`'s code cache (bundle-loader.ts; the other commands, under other V8 flags, compile it),
-// else the compiled modules (cli-runtime.ts).
+// the code cache made for this command's V8 flags (bundle-loader.ts), else the compiled modules
+// (cli-runtime.ts).
 const bundled = new URL('./cli-runtime.bundle.cjs', import.meta.url);
 const runtime = (
-  existsSync(bundled) ? loadBundle(bundled, serveArgs === undefined ? undefined : CODE_CACHE_FILES.serve).exports : await import('./cli-runtime.js')
+  existsSync(bundled) ? loadBundle(bundled, serveArgs === undefined ? CODE_CACHE_FILES.command : CODE_CACHE_FILES.serve).exports : await import('./cli-runtime.js')
 ) as typeof import('./cli-runtime.js');
 
 async function serve(input: ServerOptionsInput): Promise<void> {
