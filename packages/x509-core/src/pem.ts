@@ -46,6 +46,9 @@ export interface PemBlockMatch {
 const BEGIN = '-----BEGIN ';
 const END = '\n-----END ';
 const DASHES = '-----';
+// Made once: a template or slice per call is a new string to search for (start-up pass 6c).
+const NEWLINE_BEGIN = `\n${BEGIN}`;
+const END_LINE = END.slice(1);
 
 /** Go's `getLine`: the line up to `\n` without trailing spaces/tabs/CR, and the offset after it. */
 function getLine(text: string, from: number, to: number): [line: string, next: number] {
@@ -98,7 +101,7 @@ export function findPemBlock(text: string, from = 0, seenBefore?: (body: string)
       start = cursor;
     } else {
       // Go requires `-----BEGIN ` at the very start or right after a newline.
-      const found = text.indexOf(`\n${BEGIN}`, cursor);
+      const found = text.indexOf(NEWLINE_BEGIN, cursor);
       if (found < 0) return null;
       start = found + 1;
     }
@@ -128,7 +131,7 @@ export function findPemBlock(text: string, from = 0, seenBefore?: (body: string)
 
     let endIndex: number;
     let endTrailer: number;
-    if (headerCount === 0 && text.startsWith(END.slice(1), rest)) {
+    if (headerCount === 0 && text.startsWith(END_LINE, rest)) {
       endIndex = rest;
       endTrailer = rest + END.length - 1;
     } else {
@@ -137,9 +140,8 @@ export function findPemBlock(text: string, from = 0, seenBefore?: (body: string)
     }
     if (endIndex < 0) continue;
     // The END line must carry the same label and nothing but whitespace after its dashes.
-    const expected = type + DASHES;
-    if (!text.startsWith(expected, endTrailer)) continue;
-    const afterLabel = endTrailer + expected.length;
+    if (!text.startsWith(type, endTrailer) || !text.startsWith(DASHES, endTrailer + type.length)) continue;
+    const afterLabel = endTrailer + type.length + DASHES.length;
     const [restOfEndLine, afterEndLine] = getLine(text, afterLabel, text.length);
     if (restOfEndLine.length !== 0) continue;
     // Go skips a block whose base64 does not decode and looks for the next one.
