@@ -10,8 +10,12 @@
  * - packages that other threads, plugins or the executable itself load by URL or by name, so that
  *   the main thread holds one instance of each (the event loop runs bundle tasks it imports by
  *   URL; plugins import signer-api and x509-core; the executable opens the store before it loads
- *   the server; errors are told apart with instanceof): x509-core, worker-pool, chain-builder,
- *   bundler, ubiquity-rules, signer-api, native-ec, cert-store and the signer plugins;
+ *   the server; errors are told apart with instanceof): x509-core, worker-pool, signer-api,
+ *   native-ec, cert-store and the signer plugins (signer-local is imported by URL as a plugin);
+ *   chain-builder, bundler and ubiquity-rules are inside: since the event loop runs the task
+ *   definitions it holds (worker-pool's `workerInitsHeldHere`), nothing on the main thread imports
+ *   them by URL, and they then come with the bundle's code cache;
+ * - undici, imported on the first AIA fetch only;
  * - native addons (better-sqlite3, pkcs11js) and optional natives (pg-native).
  * A module of the bundle that finds something by its own location (`import.meta.url`: task
  * modules, the SQLite thread's entry, plugin resolution) gets its original file's URL.
@@ -28,9 +32,6 @@ const build = await esbuildOrSkip(outfile, 'bundle-cli: esbuild is not installed
 const SHARED_PACKAGES = [
   '@certsmith/x509-core',
   '@certsmith/worker-pool',
-  '@certsmith/chain-builder',
-  '@certsmith/bundler',
-  '@certsmith/ubiquity-rules',
   '@certsmith/signer-api',
   '@certsmith/native-ec',
   '@certsmith/cert-store',
@@ -39,11 +40,15 @@ const SHARED_PACKAGES = [
   '@certsmith/signer-pkcs11',
 ];
 
+// Imported on the first AIA fetch only (chain-builder's aia-fetcher.ts): inside, its 1 MB would be
+// parsed at every start for nothing.
+const LOADED_LATER = ['undici'];
+
 const result = await build({
   ...LOADER_BUNDLE_OPTIONS,
   entryPoints: [join(distDir, 'cli-runtime.js')],
   outfile,
-  external: [...SHARED_PACKAGES, ...NATIVE_PACKAGES, '*.node'],
+  external: [...SHARED_PACKAGES, ...NATIVE_PACKAGES, ...LOADED_LATER, '*.node'],
   plugins: [ownImportMetaUrl(outfile), onePackageVersion()],
 });
 await writeLoaderBundle(result, outfile);
