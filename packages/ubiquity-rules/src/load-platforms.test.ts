@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -112,6 +112,26 @@ describe('keystoreFromPem', () => {
     const a = pki.root('KS A', { key: 'ecdsa-p256' });
     const text = `${a.pem}-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n${pki.root('KS B', { key: 'ecdsa-p256' }).pem}`;
     expect(keystoreFromPem(text).size).toBe(2);
+  });
+
+  it('finds the same SPKIs in the cfssl_trust keystores read as UTF-8 text or one character per byte', () => {
+    for (const store of ['nss.pem', 'windows.pem', 'ios.pem']) {
+      const bytes = readFileSync(`${TRUST}/certdata/trusted_roots/${store}`);
+      const asBytes = keystoreFromPem(bytes.toString('latin1'));
+      expect(asBytes.size).toBeGreaterThan(100);
+      expect(asBytes).toEqual(keystoreFromPem(bytes.toString('utf8')));
+    }
+  });
+
+  it('finds the same keystore whatever non-ASCII text, valid UTF-8 or not, lies between the blocks', () => {
+    const a = pki.root('KS Bytes A', { key: 'ecdsa-p256' });
+    const b = pki.root('KS Bytes B', { key: 'ecdsa-p256' });
+    const ascii = Buffer.from(`friendlyName: A\n${a.pem}friendlyName: B\n${b.pem}`);
+    const other = Buffer.concat([Buffer.from('friendlyName: Ærø Ünïcødé\n'), Buffer.from(a.pem), Buffer.of(0xff, 0xc3, 0x0a), Buffer.from(b.pem)]);
+    const expected = keystoreFromPem(ascii.toString('latin1'));
+    expect(expected.size).toBe(2);
+    expect(keystoreFromPem(other.toString('latin1'))).toEqual(expected);
+    expect(keystoreFromPem(other.toString('utf8'))).toEqual(expected);
   });
 
   it('finds the same keystore for a store whose blocks repeat, and reuses what other stores parsed', () => {

@@ -192,7 +192,10 @@ function formatGoPlatform(raw: RawPlatform, keystoreFile: string, keystore: Read
 
 /** Options of {@link loadPlatforms}. */
 export interface LoadPlatformsOptions {
-  /** Reads a file; injectable for tests. Default `fs.readFile` as UTF-8 text. */
+  /**
+   * Reads a file (the metadata and each keystore); injectable for tests. Default `fs.readFile`: the
+   * metadata as UTF-8 text, the keystores one character per byte (`latin1`).
+   */
   readTextFile?: (file: string) => Promise<string>;
 }
 
@@ -208,6 +211,12 @@ export interface LoadPlatformsOptions {
 export async function loadPlatforms(metadataFile: string, options: LoadPlatformsOptions = {}): Promise<Platform[]> {
   // Read whole, then decoded once (see chain-builder's readBundleFile).
   const read = options.readTextFile ?? (async (file: string) => (await readFile(file)).toString('utf8'));
+  // Keystores one character per byte, as Go's pem.Decode reads bytes: PEM's structure and base64
+  // are ASCII, which both decodings keep as they are (UTF-8 never folds an ASCII byte into a
+  // replacement character), so the same blocks are found. As UTF-8, the friendly names in
+  // cfssl_trust's nss.pem and windows.pem made those files two-byte strings: twice the memory, and
+  // slower to search and decode (docs/performance.md#start-up-pass-6c-reading-the-trust-files-2026-11-2627-issue-18-item-7).
+  const readKeystore = options.readTextFile ?? (async (file: string) => (await readFile(file)).toString('latin1'));
   let text: string;
   try {
     text = await read(metadataFile);
@@ -225,7 +234,7 @@ export async function loadPlatforms(metadataFile: string, options: LoadPlatforms
   const keystores = new Map<string, Promise<Set<string>>>();
   for (const keystoreFile of keystoreFiles) {
     if (keystoreFile === '' || keystores.has(keystoreFile)) continue;
-    const pending = read(keystoreFile).then((text) => keystoreFromPem(text, parsedBlocks));
+    const pending = readKeystore(keystoreFile).then((text) => keystoreFromPem(text, parsedBlocks));
     // Its failure is reported where it is awaited, or not at all when an earlier platform fails.
     pending.catch(() => undefined);
     keystores.set(keystoreFile, pending);
