@@ -5,17 +5,9 @@ import { scanCertificateIndex } from './certificate-index-scan.js';
 import { readCertificateIndex, walkCertificateIndex, type CertificateIndex } from './certificate-index.js';
 import { derBitString, derBoolean, derExplicit, derImplicit, derInteger, derOctetString, derOid, derSequence, derSetOf, derTime, derTlv, derUtf8String } from './der-writer.js';
 import { decodePemBlocks } from './pem.js';
-import { TRUST_DIR } from './test-support/fixtures.js';
+import { TRUST_DIR, certificateIndexHex } from './test-support/fixtures.js';
 
-const hex = (bytes: Uint8Array | null): string | null => (bytes === null ? null : Buffer.from(bytes).toString('hex'));
-const fields = (index: CertificateIndex) => ({
-  subject: hex(index.subjectDer),
-  issuer: hex(index.issuerDer),
-  ski: hex(index.subjectKeyId),
-  aki: hex(index.authorityKeyId),
-  signature: hex(index.signature),
-  spki: hex(index.spki),
-});
+const fields = certificateIndexHex;
 
 /** The walk's answer: its fields, or the code it refuses with. */
 function walked(der: Uint8Array): ReturnType<typeof fields> | { code: number } {

@@ -220,3 +220,26 @@ export function writeScratch(name: string, content: string | Uint8Array): string
   writeFileSync(path, content);
   return path;
 }
+
+/**
+ * A certificate index's fields as hex (null where absent), for comparing what two readers found
+ * (certificate-index.test.ts, certificate-index-scan.test.ts).
+ */
+export function certificateIndexHex(index: {
+  subjectDer: Uint8Array;
+  issuerDer: Uint8Array;
+  subjectKeyId: Uint8Array | null;
+  authorityKeyId: Uint8Array | null;
+  signature: Uint8Array;
+  spki: Uint8Array;
+}): Record<'subject' | 'issuer' | 'ski' | 'aki' | 'signature' | 'spki', string | null> {
+  const hex = (bytes: Uint8Array | null): string | null => (bytes === null ? null : Buffer.from(bytes).toString('hex'));
+  return {
+    subject: hex(index.subjectDer),
+    issuer: hex(index.issuerDer),
+    ski: hex(index.subjectKeyId),
+    aki: hex(index.authorityKeyId),
+    signature: hex(index.signature),
+    spki: hex(index.spki),
+  };
+}
