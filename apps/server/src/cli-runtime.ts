@@ -1,8 +1,11 @@
 /**
  * What the `certsmith` executable (`cli.ts`) needs once its workers are started: the program and
- * the server; and what a worker process of `serve --processes` runs (`cluster/serve-worker-process.ts`). `npm run build` also bundles this module and everything it imports into one file,
- * `dist/cli-runtime.bundle.js` (`scripts/bundle-cli.mjs`), which the executable loads instead when it
- * is there: one file instead of ≈400 modules (docs/performance.md, start-up).
+ * the server; and what a worker process of `serve --processes` runs (`cluster/serve-worker-process.ts`).
+ * `npm run build` also bundles this module and everything it imports, but the packages shared with
+ * other threads and plugins, into one CommonJS file, `dist/cli-runtime.bundle.cjs`
+ * (`scripts/bundle-cli.mjs`), which the executable runs instead when it is there, with a V8 code
+ * cache made at build time (`bundle-loader.ts`, `scripts/code-cache.mjs`; docs/performance.md,
+ * start-up passes 4 and 6a).
  */
 export { isCodedError } from '@certsmith/x509-core';
 export { createProgram } from './cli-program.js';
