@@ -71,6 +71,7 @@ async function makeCache(role) {
   const { holdBackOptimisation } = await import(new URL('start-up-tiering.js', dist).href);
   holdBackOptimisation();
   const { prestartWorkers } = await import('@certsmith/worker-pool/prestart');
+  const { serveWorkerPrestart } = await import(new URL('serve-prestart.js', dist).href);
   const { createDevelopmentCa } = await import('@certsmith/signer-local');
 
   const scratch = mkdtempSync(join(tmpdir(), 'certsmith-code-cache-'));
@@ -85,8 +86,7 @@ async function makeCache(role) {
       ? prestartWorkers({
           count: 1,
           workerEntry: workerBundle,
-          preload: ['@certsmith/x509-core', '@certsmith/worker-pool', '@certsmith/chain-builder', '@certsmith/bundler', '@certsmith/signer-api', '@certsmith/signer-local', '@certsmith/issuer'].map((name) => import.meta.resolve(name)),
-          task: { module: import.meta.resolve('@certsmith/bundler'), name: 'bundle.read-trust', input: trustFiles },
+          ...serveWorkerPrestart(trustFiles),
         })
       : undefined;
     const loaded = loadBundle(bundle);

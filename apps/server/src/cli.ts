@@ -20,23 +20,9 @@ import { prestartWorkers } from '@certsmith/worker-pool/prestart';
 import { CODE_CACHE_FILES, loadBundle } from './bundle-loader.js';
 import type { ServerOptionsInput } from './server-options.js';
 import type { TrustSnapshot } from '@certsmith/bundler';
-import { guessTrustFiles, prestartServeStore, readServeFlags } from './serve-prestart.js';
+import { guessTrustFiles, prestartServeStore, readServeFlags, serveWorkerPrestart } from './serve-prestart.js';
 import { holdBackOptimisation } from './start-up-tiering.js';
 import { serveProcessCount } from './cluster/process-count.js';
-
-/**
- * The packages the worker threads of `serve` take their tasks and init hooks from (bundling,
- * issuing, the signers), imported by a prestarted worker while this thread imports its own.
- */
-const SERVE_WORKER_PACKAGES = [
-  '@certsmith/x509-core',
-  '@certsmith/worker-pool',
-  '@certsmith/chain-builder',
-  '@certsmith/bundler',
-  '@certsmith/signer-api',
-  '@certsmith/signer-local',
-  '@certsmith/issuer',
-];
 
 // `serve` starts its worker threads first, before this thread imports the server (≈0.4 s on a
 // 2-core AMD EPYC): both then load at once, on two cores (docs/performance.md, start-up). The first
@@ -68,8 +54,7 @@ const prestarted =
     ? undefined
     : prestartWorkers({
         ...(workerEntry === undefined ? {} : { workerEntry }),
-        preload: SERVE_WORKER_PACKAGES.map((name) => import.meta.resolve(name)),
-        ...(trustFiles === undefined ? {} : { task: { module: import.meta.resolve('@certsmith/bundler'), name: 'bundle.read-trust', input: trustFiles } }),
+        ...serveWorkerPrestart(trustFiles),
       });
 // Awaited before the server is imported: the store's own modules load first, so its thread starts
 // now rather than when every module of the server has been read.

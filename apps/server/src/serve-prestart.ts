@@ -12,7 +12,34 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { MigrationMode, PrestartedStore } from '@certsmith/cert-store';
+import type { PrestartOptions } from '@certsmith/worker-pool/prestart';
 import { defaultDataDir, defaultDbConfig } from './data-dir.js';
+
+/**
+ * The packages the worker threads of `serve` take their tasks and init hooks from (bundling,
+ * issuing, the signers), imported by a prestarted worker while the main thread imports its own.
+ */
+const SERVE_WORKER_PACKAGES = [
+  '@certsmith/x509-core',
+  '@certsmith/worker-pool',
+  '@certsmith/chain-builder',
+  '@certsmith/bundler',
+  '@certsmith/signer-api',
+  '@certsmith/signer-local',
+  '@certsmith/issuer',
+];
+
+/**
+ * What `serve`'s prestarted workers do before a pool takes them (`prestartWorkers`): the first reads
+ * the trust files, when the command line names them, then each imports {@link SERVE_WORKER_PACKAGES}.
+ * The executable (cli.ts) and the build's code-cache starts (scripts/code-cache.mjs) start them so.
+ */
+export function serveWorkerPrestart(trustFiles: TrustFileGuess | undefined): Pick<PrestartOptions, 'preload' | 'task'> {
+  return {
+    preload: SERVE_WORKER_PACKAGES.map((name) => import.meta.resolve(name)),
+    ...(trustFiles === undefined ? {} : { task: { module: import.meta.resolve('@certsmith/bundler'), name: 'bundle.read-trust', input: trustFiles } }),
+  };
+}
 
 /** The trust files of `serve` (`--ca-bundle`, `--int-bundle`, `--metadata`), as absolute paths. */
 export interface TrustFileGuess {
