@@ -15,11 +15,12 @@ export const ID_CE_SUBJECT_ALT_NAME = 17;
 export const ID_CE_AUTHORITY_KEY_IDENTIFIER = 35;
 
 /** The last arc of an `id-ce` OID (`2.5.29.x`) given its content bytes, or -1 for any other OID. */
-function idCeArc(bytes: Uint8Array, start: number, end: number): number {
+export function idCeArc(bytes: Uint8Array, start: number, end: number): number {
   return end - start === 3 && bytes[start] === 0x55 && bytes[start + 1] === 0x1d ? bytes[start + 2]! : -1;
 }
 
-function sameBytes(bytes: Uint8Array, a: number, b: number, length: number): boolean {
+/** Whether `bytes` holds the same `length` octets at offsets `a` and `b`. */
+export function sameBytes(bytes: Uint8Array, a: number, b: number, length: number): boolean {
   for (let i = 0; i < length; i++) if (bytes[a + i] !== bytes[b + i]) return false;
   return true;
 }

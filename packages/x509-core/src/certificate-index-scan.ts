@@ -12,6 +12,7 @@
  * walk reads it and accepts or refuses it with its own error. `certificate-index-scan.test.ts`
  * holds the two to that on mutated certificates.
  */
+import { ID_CE_AUTHORITY_KEY_IDENTIFIER, ID_CE_SUBJECT_KEY_IDENTIFIER, idCeArc, sameBytes } from './certificate-extension-walk.js';
 import type { CertificateIndexFields } from './lazy-certificate.js';
 
 /** What the scan reads: `readCertificateIndex`'s result (`CertificateIndex`, not imported: that module imports this one). */
@@ -90,8 +91,7 @@ export function scanCertificateIndex(der: Uint8Array): ScannedIndex | null {
   // signature: byte-identical to signatureAlgorithm.
   const innerStart = position;
   position = skip(der, position, tbsEnd, 0x30);
-  if (position < 0 || position - innerStart !== outerEnd - outerStart) return null;
-  for (let i = 0; i < outerEnd - outerStart; i++) if (der[innerStart + i] !== der[outerStart + i]) return null;
+  if (position < 0 || position - innerStart !== outerEnd - outerStart || !sameBytes(der, innerStart, outerStart, outerEnd - outerStart)) return null;
   const issuerStart = position;
   const issuerEnd = skip(der, issuerStart, tbsEnd, 0x30);
   if (issuerEnd < 0) return null;
@@ -129,11 +129,8 @@ export function scanCertificateIndex(der: Uint8Array): ScannedIndex | null {
       let field = valueEnd;
       if (count === MAX_EXTENSIONS) return null;
       for (let other = 0; other < count; other++) {
-        const otherStart = seenOids[other * 2]!;
-        if (seenOids[other * 2 + 1] !== oidLength) continue;
-        let same = true;
-        for (let i = 0; i < oidLength && same; i++) same = der[otherStart + i] === der[oidStart + i];
-        if (same) return null; // a duplicate: the walk refuses it
+        // A duplicate: the walk refuses it.
+        if (seenOids[other * 2 + 1] === oidLength && sameBytes(der, seenOids[other * 2]!, oidStart, oidLength)) return null;
       }
       seenOids[count * 2] = oidStart;
       seenOids[count * 2 + 1] = oidLength;
@@ -146,23 +143,21 @@ export function scanCertificateIndex(der: Uint8Array): ScannedIndex | null {
       const contentStart = valueStart;
       const contentEnd = valueEnd;
       // id-ce (2.5.29.x) by its last arc, as walkIdCeExtensions hands them out.
-      if (oidLength === 3 && der[oidStart] === 0x55 && der[oidStart + 1] === 0x1d) {
-        const arc = der[oidStart + 2];
-        if (arc === 14) {
-          // SubjectKeyIdentifier ::= OCTET STRING, nothing after it.
-          if (!header(der, contentStart, contentEnd, 0x04) || valueEnd !== contentEnd) return null;
-          subjectKeyId = der.subarray(valueStart, valueEnd);
-        } else if (arc === 35) {
-          // AuthorityKeyIdentifier ::= SEQUENCE { keyIdentifier [0] IMPLICIT OCTET STRING OPTIONAL, … }
-          if (!header(der, contentStart, contentEnd, 0x30) || valueEnd !== contentEnd) return null;
-          const sequenceStart = valueStart;
-          const sequenceEnd = valueEnd;
-          if (sequenceStart < sequenceEnd && der[sequenceStart] === 0x80) {
-            if (!header(der, sequenceStart, sequenceEnd, 0x80)) return null;
-            authorityKeyId = der.subarray(valueStart, valueEnd);
-          } else {
-            authorityKeyId = null;
-          }
+      const arc = idCeArc(der, oidStart, oidStart + oidLength);
+      if (arc === ID_CE_SUBJECT_KEY_IDENTIFIER) {
+        // SubjectKeyIdentifier ::= OCTET STRING, nothing after it.
+        if (!header(der, contentStart, contentEnd, 0x04) || valueEnd !== contentEnd) return null;
+        subjectKeyId = der.subarray(valueStart, valueEnd);
+      } else if (arc === ID_CE_AUTHORITY_KEY_IDENTIFIER) {
+        // AuthorityKeyIdentifier ::= SEQUENCE { keyIdentifier [0] IMPLICIT OCTET STRING OPTIONAL, … }
+        if (!header(der, contentStart, contentEnd, 0x30) || valueEnd !== contentEnd) return null;
+        const sequenceStart = valueStart;
+        const sequenceEnd = valueEnd;
+        if (sequenceStart < sequenceEnd && der[sequenceStart] === 0x80) {
+          if (!header(der, sequenceStart, sequenceEnd, 0x80)) return null;
+          authorityKeyId = der.subarray(valueStart, valueEnd);
+        } else {
+          authorityKeyId = null;
         }
       }
       entry = extensionEnd;
