@@ -9,9 +9,9 @@ describe('ParsedKeystoreBlocks', () => {
     blocks.set(`B${tail}`, []);
     expect(blocks.get(`A${tail}`)).toEqual(['a']);
     expect(blocks.get(`B${tail}`)).toEqual([]);
-    expect(blocks.has(`B${tail}`)).toBe(true);
+    expect(blocks.get(`B${tail}`)).toBeDefined();
     expect(blocks.get(`C${tail}`)).toBeUndefined();
-    expect(blocks.has(tail)).toBe(false);
+    expect(blocks.get(tail)).toBeUndefined();
   });
 
   it('keys bodies shorter than the tail by the whole body', () => {

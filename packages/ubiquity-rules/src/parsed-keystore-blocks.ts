@@ -30,11 +30,6 @@ export class ParsedKeystoreBlocks {
     return undefined;
   }
 
-  /** Whether a block with this body was parsed. */
-  has(body: string): boolean {
-    return this.get(body) !== undefined;
-  }
-
   /** Remember what the block with this body parsed to. */
   set(body: string, hashes: readonly string[]): void {
     const tail = body.slice(-TAIL);
