@@ -10,7 +10,7 @@
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { availableParallelism } from 'node:os';
-import { readCpuMs, readMachineCpu, sampleRss } from './servers.mjs';
+import { readCpuMs, readMachineCpu, readRss, sampleRss } from './servers.mjs';
 
 /** CPUs of the machine (the idle share of /proc/stat is over all of them). */
 const machineCores = () => availableParallelism();
@@ -50,6 +50,23 @@ export async function post(client, path, body) {
   } catch (error) {
     return { status: 0, text: String(error?.code ?? error) };
   }
+}
+
+/**
+ * A server just started (`startServer` of servers.mjs) after its first answer: its RSS, then one
+ * POST of `body` to `path` on a fresh connection and the ms from spawn to that answer; the server is
+ * stopped. How the start-up cells read a start (run.mjs, startup-variants.mjs).
+ * @returns {Promise<{ readyMs: number, firstBundleMs: number, firstBundleStatus: number, rssBytes: number }>}
+ */
+export async function firstAnswerAfterReady(server, path, body) {
+  const rssBytes = readRss(server.pid);
+  const client = createClient(server.url, { connections: 1 });
+  const sent = performance.now();
+  const { status } = await post(client, path, body);
+  const firstBundleMs = status === 200 ? server.readyMs + (performance.now() - sent) : NaN;
+  await client.close();
+  await server.stop();
+  return { readyMs: server.readyMs, firstBundleMs, firstBundleStatus: status, rssBytes };
 }
 
 /** Nearest-rank percentile of an ascending-sorted array, in the array's unit. */

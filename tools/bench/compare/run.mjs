@@ -18,9 +18,8 @@ import { mkdtempSync, readFileSync, rmSync, existsSync, writeFileSync } from 'no
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { alternateRounds, createClient, median, post, probeLatency, runRound, summarise } from './load.mjs';
+import { alternateRounds, createClient, firstAnswerAfterReady, median, post, probeLatency, runRound, summarise } from './load.mjs';
 import { ALL_OPS, BUNDLE_PATH, HEALTH_UNDER_LOAD, KEY_POOL, LOAD_OPERATIONS, NEWCERT_PATH, bundleBody, newcertBody, prefilterRealIntermediates } from './operations.mjs';
 import { createSignerCa, generateBenchPki, generateIntermediates, splitPemCertificates, writeTrustFiles } from './pki.mjs';
 import {
@@ -36,7 +35,7 @@ import {
   formatTargets,
   writeResults,
 } from './report.mjs';
-import { killAllServersNow, readRss, startServer, stopAllServers, waitUntilIdle } from './servers.mjs';
+import { killAllServersNow, startServer, stopAllServers, waitUntilIdle } from './servers.mjs';
 import { STORE_OPS, measureStoreCells } from './store-cells.mjs';
 import { checkStoreTargets, formatStoreListTable, formatStoreNewcertTable } from './store-report.mjs';
 import { formatOcspCpuTable, measureOcsp, runWrkRound, wrkAvailable, wrkPostScript } from './ocsp.mjs';
@@ -213,14 +212,7 @@ async function measureStartup({ files, workDir, options, firstBundleBody }) {
         processes: options.processes,
         nodeArgs: options.nodeArgs,
       });
-      const rssBytes = readRss(server.pid);
-      const client = createClient(server.url, { connections: 1 });
-      const sent = performance.now();
-      const { status } = await post(client, BUNDLE_PATH, firstBundleBody);
-      const firstBundleMs = status === 200 ? server.readyMs + (performance.now() - sent) : NaN;
-      await client.close();
-      runs[kind].push({ readyMs: server.readyMs, firstBundleMs, firstBundleStatus: status, rssBytes });
-      await server.stop();
+      runs[kind].push(await firstAnswerAfterReady(server, BUNDLE_PATH, firstBundleBody));
     }
   }
   const summary = (list, probe) => ({

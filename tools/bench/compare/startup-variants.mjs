@@ -18,12 +18,11 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { performance } from 'node:perf_hooks';
 import { BUNDLE_PATH } from './operations.mjs';
-import { createClient, median, post } from './load.mjs';
+import { firstAnswerAfterReady, median } from './load.mjs';
 import { prepareSingleCell } from './single-cell.mjs';
 import { describeMachine, formatMachine } from './report.mjs';
-import { killAllServersNow, readCpuMs, readRss, readThreadCpuMs, stopAllServers } from './servers.mjs';
+import { killAllServersNow, readCpuMs, readThreadCpuMs, stopAllServers } from './servers.mjs';
 import { parseVariant, startVariant } from './variant-spec.mjs';
 
 const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
@@ -41,7 +40,7 @@ if (positionals.length === 0 || !Number.isInteger(starts) || starts < 1 || start
   process.exit(2);
 }
 
-/** One start: spawn, wait for the first 200, read the process's CPU, send one bundle, stop. */
+/** One start: spawn, wait for the first 200, read the process's CPU, then its RSS and first bundle answer (the server stops). */
 async function startOnce(variant, { files, bundleBody }) {
   const server = await startVariant(variant, { files, workDir: variant.workDir });
   let cpuMs = NaN;
@@ -52,14 +51,7 @@ async function startOnce(variant, { files, bundleBody }) {
   } catch {
     // The process ended right after answering: the start still counts, its CPU is unknown.
   }
-  const rssBytes = readRss(server.pid);
-  const client = createClient(server.url, { connections: 1 });
-  const sent = performance.now();
-  const { status } = await post(client, BUNDLE_PATH, bundleBody);
-  const firstBundleMs = status === 200 ? server.readyMs + (performance.now() - sent) : NaN;
-  await client.close();
-  await server.stop();
-  return { readyMs: server.readyMs, cpuMs, mainThreadCpuMs, firstBundleMs, rssBytes };
+  return { ...(await firstAnswerAfterReady(server, BUNDLE_PATH, bundleBody)), cpuMs, mainThreadCpuMs };
 }
 
 const spread = (values, digits = 0) => {
