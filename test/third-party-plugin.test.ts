@@ -3,8 +3,8 @@
  * (examples/signer-webcrypto, outside the workspaces) and the contract packages it needs (signer-api,
  * x509-core and the optional ECDSA addon signer-api signs with, native-ec) are packed
  * with `npm pack`, installed from those tarballs into a fresh project with `npm install --offline`
- * (no registry: every package involved is a tarball, and the example has no runtime dependency
- * besides its peer @certsmith/signer-api), and named **by package name** in a certsmith config that
+ * (no registry: every package involved is a tarball — signer-api's dependency semver included — and
+ * the example has no runtime dependency besides its peer @certsmith/signer-api), and named **by package name** in a certsmith config that
  * lives in that project. The built `certsmith serve` must find the plugin from the config's folder
  * (it is not installed anywhere in the repository) and issue through it; `openssl verify` checks the
  * result. npm pack/install run once in `beforeAll`.
@@ -28,6 +28,8 @@ const PLUGIN = 'certsmith-signer-webcrypto-example';
 let work: string;
 let project: string;
 let dataDir: string;
+/** The file name of semver's tarball (its version is the repository's). */
+let semverTarball: string | undefined;
 
 const npm = (args: readonly string[], cwd: string) => runInProject('npm', args, cwd);
 
@@ -66,8 +68,14 @@ beforeAll(async () => {
   // would for its author.
   await npm(['pack', '--pack-destination', tarballs, '--workspace', '@certsmith/signer-api', '--workspace', '@certsmith/x509-core', '--workspace', '@certsmith/native-ec'], REPO);
   await npm(['pack', '--pack-destination', tarballs], EXAMPLE);
+  // signer-api's one registry dependency goes in as a tarball too: `--offline` takes a package the
+  // tarballs do not hold from npm's cache, where `npm ci` leaves tarballs but not the registry's
+  // package documents that an install by version range needs (ENOTCACHED on a fresh machine).
+  await npm(['pack', '--pack-destination', tarballs, join(REPO, 'node_modules', 'semver')], REPO);
   const files = (await readdir(tarballs)).filter((file) => file.endsWith('.tgz')).sort();
-  expect(files).toEqual(['certsmith-native-ec-0.1.0.tgz', 'certsmith-signer-api-0.1.0.tgz', 'certsmith-signer-webcrypto-example-0.1.0.tgz', 'certsmith-x509-core-0.1.0.tgz']);
+  expect(files.filter((file) => !file.startsWith('semver-'))).toEqual(['certsmith-native-ec-0.1.0.tgz', 'certsmith-signer-api-0.1.0.tgz', 'certsmith-signer-webcrypto-example-0.1.0.tgz', 'certsmith-x509-core-0.1.0.tgz']);
+  [semverTarball] = files.filter((file) => /^semver-\d+\.\d+\.\d+\.tgz$/.test(file));
+  expect(semverTarball).toBeDefined();
 
   await writeFile(join(project, 'package.json'), `${JSON.stringify({ name: 'certsmith-deployment', private: true, type: 'module' }, null, 2)}\n`);
   await npm(['install', '--offline', '--no-audit', '--no-fund', ...files.map((file) => join(tarballs, file))], project);
@@ -98,6 +106,7 @@ describe('npm install of the packed plugin', () => {
       'node_modules/@certsmith/signer-api': 'file:certsmith-signer-api-0.1.0.tgz',
       'node_modules/@certsmith/x509-core': 'file:certsmith-x509-core-0.1.0.tgz',
       [`node_modules/${PLUGIN}`]: 'file:certsmith-signer-webcrypto-example-0.1.0.tgz',
+      'node_modules/semver': `file:${semverTarball}`,
     });
   });
 });
