@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=4 --single-threaded-gc --max-old-space-size=1024
+#!/usr/bin/env -S node --max-semi-space-size=4 --single-threaded-gc
 /**
  * `certsmith` executable. `certsmith serve …` starts the server, prints
  * `certsmith listening on <url>` on stdout (besides the JSON `listening` log line), and on SIGTERM or
@@ -7,18 +7,13 @@
  * (code N)` on stderr and exit 1 for usage errors, 2 when the config file or a signer cannot be
  * loaded.
  *
- * The executable runs node with three V8 flags (the shebang; `npm start` and the benchmark pass the
+ * The executable runs node with two V8 flags (the shebang; `npm start` and the benchmark pass the
  * same ones; they are per-process flags, so they cannot be set from inside the server):
  * - `--max-semi-space-size=4`: the event loop's young generation at most 3 × 4 MiB, as each
  *   worker's (`maxYoungGenerationSizeMb`): see docs/performance.md#small-young-generations.
  * - `--single-threaded-gc`: each thread collects its own garbage instead of waking V8's helper
  *   threads, whose wake-ups compete for few cores: see docs/performance.md#one-gc-thread-per-thread.
  *   Setting it at run time (`v8.setFlagsFromString`) crashes V8 at the next full GC.
- * - `--max-old-space-size=1024`: not for the limit (a server with the full trust data lives in
- *   ≈25 MB) but for how far V8 lets the old generation grow between full collections: with no
- *   limit given it sizes the heap for the machine's memory, and from 2 GiB up it lets the heap reach
- *   4× its live data; at 1 GiB at most ≈1.6×. The processes `serve --processes N` forks inherit it:
- *   see docs/performance.md#the-old-generation-limit.
  */
 import { existsSync } from 'node:fs';
 import { prestartWorkers } from '@certsmith/worker-pool/prestart';

@@ -7,8 +7,8 @@ describe('worker process settings', () => {
     expect(workerProcessEnv({ MALLOC_ARENA_MAX: '4' })).toMatchObject({ MALLOC_ARENA_MAX: '4', MALLOC_TRIM_THRESHOLD_: '131072' });
   });
 
-  it('limits the old generation as the executable does unless execArgv or NODE_OPTIONS already does', () => {
-    expect(workerProcessExecArgv(['--single-threaded-gc'], {})).toEqual(['--single-threaded-gc', '--max-old-space-size=1024']);
+  it('caps the old generation unless execArgv or NODE_OPTIONS already does', () => {
+    expect(workerProcessExecArgv(['--single-threaded-gc'], {})).toEqual(['--single-threaded-gc', '--max-old-space-size=192']);
     expect(workerProcessExecArgv(['--max-old-space-size=512'], {})).toEqual(['--max-old-space-size=512']);
     expect(workerProcessExecArgv([], { NODE_OPTIONS: '--max_old_space_size=300' })).toEqual([]);
   });
