@@ -100,8 +100,13 @@ export class CallerThreadLane {
   private run(items: readonly PooledTask[]): void {
     const started = performance.now();
     // Worker semantics: the task gets its own copy of the input and the caller its own copy of the
-    // result (a task may return objects it keeps, e.g. cached trust data).
-    const requests = items.map((item) => ({ id: item.id, task: item.name, input: structuredClone(item.input) }));
+    // result (a task may return objects it keeps, e.g. cached trust data). A task that only reads
+    // its plain-data input gets the caller's: a copy would make no difference to it.
+    const requests = items.map((item) => ({
+      id: item.id,
+      task: item.name,
+      input: this.executor.readsInputOnly(item.name) ? item.input : structuredClone(item.input),
+    }));
     const byId = (id: number): PooledTask | undefined => items.find((item) => item.id === id);
     const finish = (outcomes: (TaskOutcome | null)[]): void => {
       outcomes.forEach((outcome, index) => {

@@ -30,6 +30,14 @@ export class TaskExecutor {
   }
 
   /**
+   * Whether `task` is loaded (or held) and declared {@link TaskDefinition.readsInputOnly}: its
+   * input need not be copied before it runs here.
+   */
+  readsInputOnly(task: string): boolean {
+    return this.loaded.get(task)?.readsInputOnly === true;
+  }
+
+  /**
    * Run one task; never throws (failures come back as `{ ok: false, error }`). A task whose
    * definition is loaded and that returns a plain value is answered synchronously: no promise per
    * task on the hot path.

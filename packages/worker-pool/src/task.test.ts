@@ -11,6 +11,11 @@ describe('defineTask', () => {
     expect(isTaskDefinition({ name: 'certinfo', run: () => 1 })).toBe(false);
   });
 
+  it('keeps readsInputOnly, false unless the spec says true', () => {
+    expect(defineTask({ name: 'a', module: 'x', run: () => 1 }).readsInputOnly).toBe(false);
+    expect(defineTask({ name: 'a', module: 'x', run: () => 1, readsInputOnly: true }).readsInputOnly).toBe(true);
+  });
+
   it('rejects names that are not lower-case identifiers', () => {
     expect(() => defineTask({ name: 'Bundle', module: 'x', run: () => 1 })).toThrow(TypeError);
   });

@@ -36,6 +36,8 @@ export interface TaskDefinition<TInput = unknown, TOutput = unknown> {
   readonly module: string;
   /** The work itself; runs inside a worker thread. */
   run(input: TInput): TOutput | Promise<TOutput>;
+  /** See {@link TaskSpec.readsInputOnly}. */
+  readonly readsInputOnly: boolean;
 }
 
 /** Input type of a task definition. */
@@ -48,6 +50,16 @@ export interface TaskSpec<TInput, TOutput> {
   name: string;
   module: string | URL;
   run(input: TInput): TOutput | Promise<TOutput>;
+  /**
+   * The task's promise that a copy of its input would make no difference: `run` changes no part of
+   * the input and keeps no object or array of it once it has settled, and the input is plain data
+   * that a structured clone copies as it is (strings, numbers, booleans, `null`, plain objects and
+   * arrays of them; no `Buffer`, `Map` or class instance). The pool's calling thread then hands the
+   * task the caller's input instead of a structured clone of it (a worker thread gets a copy
+   * either way): the clone cost the event loop ≈5 µs of a ≈120 µs bundle request
+   * (docs/performance.md#bundle-cpu-per-request). Default `false`.
+   */
+  readsInputOnly?: boolean;
 }
 
 /**
@@ -63,6 +75,7 @@ export function defineTask<TInput, TOutput>(spec: TaskSpec<TInput, TOutput>): Ta
     name: spec.name,
     module: String(spec.module),
     run: spec.run,
+    readsInputOnly: spec.readsInputOnly === true,
   });
 }
 

@@ -2,7 +2,7 @@ import { threadId } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { initCallsTask } from '../test-fixtures/init-hooks.mjs';
 import { preloadedTask } from '../test-fixtures/prestart-tasks.mjs';
-import { batchMatesTask, codedFailureTask, echoTask, sleepTask, uncloneableNowTask } from '../test-fixtures/test-tasks.mjs';
+import { batchMatesTask, codedFailureTask, copiedReadingTask, echoTask, readingTask, sleepTask, uncloneableNowTask } from '../test-fixtures/test-tasks.mjs';
 import { ServiceUnavailableError } from './errors.js';
 import { prestartWorkers } from './prestarted-workers.js';
 import { defineTask } from './task.js';
@@ -31,6 +31,16 @@ describe('createWorkerPool size 0', () => {
       expect(failed).toMatchObject({ status: 'rejected', reason: { code: 1002, name: 'CertificateDecodeError' } });
       expect(uncloneable).toMatchObject({ status: 'rejected', reason: { message: expect.stringContaining('could not be cloned') } });
       expect([pool.size, pool.pending, pool.queued]).toEqual([0, 0, 0]);
+    }));
+
+  it('hands a task declared readsInputOnly the caller\'s input itself, and any other task a copy', () =>
+    withPool({ size: 0, tasks: [readingTask, copiedReadingTask] }, async (pool) => {
+      await pool.ready();
+      // A copy would drop the prototype, and with it `inherited`.
+      const input = Object.create({ inherited: 'from the prototype' }) as object;
+      const [reading, copied] = await Promise.all([pool.run(readingTask, input), pool.run(copiedReadingTask, input)]);
+      expect(reading).toEqual({ inherited: 'from the prototype', threadId });
+      expect(copied).toEqual({ inherited: null, threadId });
     }));
 
   it('starts no thread: prestarted threads are stopped', async () => {

@@ -1,6 +1,8 @@
 import type { TaskDefinition } from '@certsmith/worker-pool';
 
 export declare const echoTask: TaskDefinition<unknown, { input: unknown; threadId: number }>;
+export declare const readingTask: TaskDefinition<object, { inherited: unknown; threadId: number }>;
+export declare const copiedReadingTask: TaskDefinition<object, { inherited: unknown; threadId: number }>;
 export declare const codedFailureTask: TaskDefinition<unknown, never>;
 export declare const plainFailureTask: TaskDefinition<unknown, never>;
 export declare const gateTask: TaskDefinition<{ gate: SharedArrayBuffer; timeoutMs: number }, { opened: boolean }>;

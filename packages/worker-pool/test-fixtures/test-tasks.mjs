@@ -13,6 +13,24 @@ export const echoTask = defineTask({
   run: (input) => ({ input, threadId }),
 });
 
+/**
+ * Declared {@link defineTask}'s `readsInputOnly`; returns its input's `inherited` property, which
+ * only the caller's own object has (a structured clone drops the prototype), and the thread it ran on.
+ */
+export const readingTask = defineTask({
+  name: 'test.reading',
+  module: import.meta.url,
+  run: (input) => ({ inherited: input.inherited ?? null, threadId }),
+  readsInputOnly: true,
+});
+
+/** {@link readingTask} without the declaration. */
+export const copiedReadingTask = defineTask({
+  name: 'test.copied-reading',
+  module: import.meta.url,
+  run: (input) => ({ inherited: input.inherited ?? null, threadId }),
+});
+
 /** Throws a coded error (1002), which must reach the client with its code. */
 export const codedFailureTask = defineTask({
   name: 'test.coded-failure',
