@@ -7,7 +7,7 @@ import { isCodedError } from '@certsmith/x509-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInlineTaskRunner } from '@certsmith/worker-pool';
 import type { BundleContextConfig } from './bundle-context.js';
-import { bundleTask } from './bundle-task.js';
+import { bundleJsonTask, bundleTask } from './bundle-task.js';
 
 const pki = new TestPki();
 const root = pki.root('Task Root', { key: 'ecdsa-p256' });
@@ -73,6 +73,31 @@ describe('bundleTask.run', () => {
     const result = await runner.run(bundleTask, { context, request: { certificatePem: leaf.pem, flavor: 'optimal' } });
     expect(result.crt).toBe(trimmedPem(leaf));
     await expect(runner.run(bundleTask, { context, request: { certificatePem: leaf.key.pkcs8Pem } })).rejects.toMatchObject({ code: 1003 });
+  });
+
+  it('only reads its input, as its readsInputOnly declaration promises (a frozen input runs)', async () => {
+    expect([bundleTask.readsInputOnly, bundleJsonTask.readsInputOnly]).toEqual([true, true]);
+    const frozen = <T>(value: T): T => {
+      if (value !== null && typeof value === 'object') {
+        for (const child of Object.values(value)) frozen(child);
+        Object.freeze(value);
+      }
+      return value;
+    };
+    // A config not loaded yet (its own key), with every kind of field, so the load reads it too.
+    const config = frozen({ ...context, aia: { timeoutMs: 1000 }, network: { allowPrivateNetworks: false, allowCidrs: ['192.0.2.0/24'] } });
+    const requests = [
+      { certificatePem: chainPem(leaf, inter), privateKeyPem: leaf.key.pkcs8Pem, flavor: 'force', domain: 'task.example.com', ip: '192.0.2.1' },
+      { certificatePem: leaf.pem, flavor: 'optimal' },
+      { certificatePem: leaf.pem, ip: '10.0.0.1' },
+      { certificatePem: 'garbage' },
+    ];
+    for (const request of requests) {
+      const input = frozen({ context: config, request });
+      const [object, text] = await Promise.allSettled([bundleTask.run(input), bundleJsonTask.run(input)]);
+      // Failing by the use case's codes, never by a TypeError from a write to the frozen input.
+      for (const outcome of [object, text]) if (outcome.status === 'rejected') expect(isCodedError(outcome.reason)).toBe(true);
+    }
   });
 
   it('answers every certificate-mode input with a result or a CFSSL-coded error (fuzz)', async () => {

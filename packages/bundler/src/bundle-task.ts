@@ -33,6 +33,8 @@ export const bundleTask = defineTask({
   name: 'bundle',
   module: import.meta.url,
   run: bundleWithContext,
+  // Strings and the context config, only read (the context is memoised by key, not by object).
+  readsInputOnly: true,
 });
 
 /**
@@ -46,6 +48,7 @@ export const bundleJsonTask = defineTask({
   async run(input: BundleTaskInput): Promise<string> {
     return bundleResultJson(await bundleWithContext(input));
   },
+  readsInputOnly: true,
 });
 
 async function bundleWithContext(input: BundleTaskInput): Promise<BundleResult> {
