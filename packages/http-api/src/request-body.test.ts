@@ -51,6 +51,19 @@ describe('readRequestBody', () => {
     expect(performance.now() - firstStarted).toBeGreaterThanOrEqual(25 + timeoutMs - 1);
   });
 
+  it('answers the bytes sent, whether they come in one chunk or in several', async () => {
+    const whole = pendingRequest();
+    const wholeRead = readRequestBody(whole, 1024);
+    whole.end(Buffer.from('{"certificate":"one chunk"}'));
+    expect((await wholeRead).toString()).toBe('{"certificate":"one chunk"}');
+    const split = pendingRequest();
+    const splitRead = readRequestBody(split, 1024);
+    split.write('{"certificate":');
+    await new Promise((resolve) => setImmediate(resolve));
+    split.end('"two chunks"}');
+    expect((await splitRead).toString()).toBe('{"certificate":"two chunks"}');
+  });
+
   it('keeps working after every earlier read has settled', async () => {
     for (let round = 0; round < 2; round += 1) {
       const stalled = pendingRequest();

@@ -56,7 +56,9 @@ export function readRequestBody(request: IncomingMessage, limitBytes: number, ti
     };
     const onEnd = (): void => {
       cleanup();
-      resolve(Buffer.concat(chunks, size));
+      // A body in one chunk (most: a bundle or newcert body is a few KB) is that chunk, not a copy:
+      // node:http hands each chunk over in a Buffer of its own.
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
     };
     const onError = (error: Error): void => {
       cleanup();
