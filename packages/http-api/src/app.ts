@@ -192,12 +192,15 @@ export function createApp(options: AppOptions): Koa {
     } finally {
       if (isShuttingDown()) ctx.set('Connection', 'close');
       const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+      // Each read once: Koa's getters go through its delegates (and `path` through parseurl).
+      const method = ctx.method;
+      const status = ctx.status;
       requestLog({
         reqId: state.requestId,
-        method: ctx.method,
+        method,
         path: ctx.path,
         operation: state.operation,
-        status: ctx.status,
+        status,
         code: state.code,
         label: state.label,
         profile: state.profile,
@@ -207,8 +210,8 @@ export function createApp(options: AppOptions): Koa {
         try {
           metrics.observeRequest({
             endpoint: state.operation ?? 'unknown',
-            method: ctx.method,
-            status: ctx.status,
+            method,
+            status,
             code: state.code,
             durationSeconds: durationMs / 1000,
           });
@@ -221,32 +224,35 @@ export function createApp(options: AppOptions): Koa {
 
   app.use(async (ctx) => {
     const state = ctx.state as RequestState;
-    const mount = mounts.find((candidate) => isUnderMount(ctx.path, candidate.path));
+    // Each read once: Koa's getters go through its delegates (and `path` through parseurl).
+    const path = ctx.path;
+    const method = ctx.method;
+    const mount = mounts.length === 0 ? undefined : mounts.find((candidate) => isUnderMount(path, candidate.path));
     if (mount !== undefined) {
       state.operation = mount.name;
-      const body = ctx.method === 'POST' ? await readRequestBody(ctx.req, mount.maxBodyBytes ?? maxBodyBytes, bodyTimeoutMs) : new Uint8Array(0);
-      const answer = await mount.handle({ method: ctx.method, path: ctx.path, headers: ctx.headers, body });
+      const body = method === 'POST' ? await readRequestBody(ctx.req, mount.maxBodyBytes ?? maxBodyBytes, bodyTimeoutMs) : new Uint8Array(0);
+      const answer = await mount.handle({ method, path, headers: ctx.headers, body });
       ctx.status = answer.status;
       for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value);
       ctx.body = Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength);
       return;
     }
-    const route = routes.get(ctx.path);
+    const route = routes.get(path);
     if (route !== undefined) {
       state.operation = route.name;
-      if (!methodMatches(ctx.method, route.method)) throw new MethodNotAllowedError(ctx.method);
+      if (!methodMatches(method, route.method)) throw new MethodNotAllowedError(method);
       const body = await route.handle();
       ctx.status = 200;
       ctx.set('Content-Type', route.contentType);
       ctx.body = body;
       return;
     }
-    const name = operationName(ctx.path);
+    const name = operationName(path);
     let operation = name === null ? undefined : operations.get(name);
     if (operation?.path !== undefined) operation = undefined;
     let pathParameters: Record<string, string> = {};
     for (let index = 0; operation === undefined && index < ownPaths.length; index += 1) {
-      const matched = ownPaths[index]!.template.match(ctx.path);
+      const matched = ownPaths[index]!.template.match(path);
       if (matched !== null) {
         operation = ownPaths[index]!.operation;
         pathParameters = matched;
@@ -255,7 +261,7 @@ export function createApp(options: AppOptions): Koa {
     if (operation === undefined) throw new NotFoundError();
     state.operation = operation.name;
     // CFSSL compares the method exactly against the endpoint's allow list (api/api.go:ServeHTTP).
-    if (!methodMatches(ctx.method, operation.method)) throw new MethodNotAllowedError(ctx.method);
+    if (!methodMatches(method, operation.method)) throw new MethodNotAllowedError(method);
 
     let request: unknown;
     if (operation.body !== undefined) {
