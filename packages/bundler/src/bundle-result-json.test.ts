@@ -40,6 +40,14 @@ describe('bundleResultJson', () => {
     expect(bundleResultJson(forced)).toBe(JSON.stringify(forced));
   });
 
+  it('writes the texts JSON.stringify escapes (quotes, backslashes, control characters, surrogates) as it does', () => {
+    const texts = ['say "hi"', 'C:\\path', 'tab\there', '\u0000\u001f', 'lone \ud800', 'pair \ud83d\ude00', 'line\u2028separator', 'del\u007f', ''];
+    for (const text of texts) {
+      const value = result({ subject: text, issuer: text, hostnames: [text, 'plain'], status: { rebundled: false, expiring_SKIs: null, untrusted_root_stores: [text], messages: [text], code: 0 } });
+      expect(bundleResultJson(value)).toBe(JSON.stringify(value));
+    }
+  });
+
   it('escapes every other field as JSON.stringify does, whatever the text', () => {
     const text = fc.string({ unit: 'binary' });
     fc.assert(
