@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseCertificate } from '@certsmith/x509-core';
 import { TestPki, chainPem } from '@certsmith/test-pki';
-import { CertificatePool } from './certificate-pool.js';
+import { CertificatePool, certificateFingerprint, derFingerprint, issuerKey, rememberFingerprint, subjectKey } from './certificate-pool.js';
+import { bytesKey } from './bytes-key.js';
 import { certificatePublicKey, checkSignatureFrom, isSelfSigned, isSignatureChain } from './signature-check.js';
 import { loadCertificatePool } from './load-pool.js';
 import { existsSync } from 'node:fs';
@@ -24,6 +25,20 @@ const rootB = pki.root('Pool Root B', { key: 'ecdsa-p256' });
 const inter = pki.intermediate('Pool Inter', rootA);
 const cross = pki.crossSign(inter, rootB);
 const leaf = pki.leaf('pool.example.com', inter);
+
+describe('certificateFingerprint, subjectKey, issuerKey', () => {
+  it('derive each key from the DER, in any order, and keep a remembered fingerprint', () => {
+    const first = parseCertificate(leaf.der);
+    expect(issuerKey(first)).toBe(bytesKey(first.issuer.der));
+    expect(certificateFingerprint(first)).toBe(derFingerprint(leaf.der));
+    expect(subjectKey(first)).toBe(bytesKey(first.subject.der));
+    // Asked again: the same keys.
+    expect([certificateFingerprint(first), subjectKey(first), issuerKey(first)]).toEqual([derFingerprint(leaf.der), bytesKey(first.subject.der), bytesKey(first.issuer.der)]);
+    const second = parseCertificate(leaf.der);
+    rememberFingerprint(second, 'remembered');
+    expect([certificateFingerprint(second), subjectKey(second)]).toEqual(['remembered', bytesKey(second.subject.der)]);
+  });
+});
 
 describe('CertificatePool', () => {
   it('deduplicates identical certificates when added twice', () => {

@@ -9,29 +9,42 @@ import type { Certificate } from '@certsmith/x509-core';
 import { bytesKey } from './bytes-key.js';
 import { checkSignatureFrom } from './signature-check.js';
 
-const fingerprints = new WeakMap<Certificate, string>();
-const subjectKeys = new WeakMap<Certificate, string>();
-const issuerKeys = new WeakMap<Certificate, string>();
+/**
+ * What pools derive from a certificate, memoised per certificate object in one WeakMap entry rather
+ * than one per kind: an entry for a fresh key costs ≈0.2 µs with its share of garbage collection,
+ * and every bundle request brings a fresh leaf that needs all three
+ * (docs/performance.md#bundle-cpu-per-request).
+ */
+class DerivedKeys {
+  fingerprint: string | undefined = undefined;
+  subject: string | undefined = undefined;
+  issuer: string | undefined = undefined;
+}
+
+const derivedKeys = new WeakMap<Certificate, DerivedKeys>();
+
+function derivedKeysOf(cert: Certificate): DerivedKeys {
+  let keys = derivedKeys.get(cert);
+  if (keys === undefined) {
+    keys = new DerivedKeys();
+    derivedKeys.set(cert, keys);
+  }
+  return keys;
+}
 
 /** Map key of the certificate's subject DER, memoised per certificate (the hot path of path building). */
 export function subjectKey(cert: Certificate): string {
-  let key = subjectKeys.get(cert);
-  if (key === undefined) {
-    // A lazy pool certificate is indexed without being parsed again.
-    key = bytesKey(cert instanceof LazyCertificate ? cert.index.subjectDer : cert.subject.der);
-    subjectKeys.set(cert, key);
-  }
-  return key;
+  const keys = derivedKeysOf(cert);
+  // A lazy pool certificate is indexed without being parsed again.
+  keys.subject ??= bytesKey(cert instanceof LazyCertificate ? cert.index.subjectDer : cert.subject.der);
+  return keys.subject;
 }
 
 /** Map key of the certificate's issuer DER, memoised per certificate. */
 export function issuerKey(cert: Certificate): string {
-  let key = issuerKeys.get(cert);
-  if (key === undefined) {
-    key = bytesKey(cert instanceof LazyCertificate ? cert.index.issuerDer : cert.issuer.der);
-    issuerKeys.set(cert, key);
-  }
-  return key;
+  const keys = derivedKeysOf(cert);
+  keys.issuer ??= bytesKey(cert instanceof LazyCertificate ? cert.index.issuerDer : cert.issuer.der);
+  return keys.issuer;
 }
 
 /**
@@ -39,7 +52,7 @@ export function issuerKey(cert: Certificate): string {
  * file hashed each certificate once, so the workers building pools from it do not).
  */
 export function rememberFingerprint(cert: Certificate, fingerprint: string): void {
-  fingerprints.set(cert, fingerprint);
+  derivedKeysOf(cert).fingerprint = fingerprint;
 }
 
 /** The fingerprint pools index certificates by: SHA-256 of the DER, base64. */
@@ -50,12 +63,9 @@ export function derFingerprint(der: Uint8Array): string {
 
 /** {@link derFingerprint} of the certificate, memoised per certificate object. */
 export function certificateFingerprint(cert: Certificate): string {
-  let fp = fingerprints.get(cert);
-  if (fp === undefined) {
-    fp = derFingerprint(cert.der);
-    fingerprints.set(cert, fp);
-  }
-  return fp;
+  const keys = derivedKeysOf(cert);
+  keys.fingerprint ??= derFingerprint(cert.der);
+  return keys.fingerprint;
 }
 
 
