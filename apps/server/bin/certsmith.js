@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=4 --single-threaded-gc
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 MALLOC_TRIM_THRESHOLD_=131072 node --max-semi-space-size=4 --single-threaded-gc
 // The `certsmith` command. npm links a package's `bin` when it installs the package, and skips a bin
 // whose file does not exist yet: pointing `bin` at the compiled `dist/cli.js` left a fresh clone
 // without the command after `npm ci` (dist/ is built afterwards). This file is committed, so the link

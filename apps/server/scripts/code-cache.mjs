@@ -148,10 +148,10 @@ function writeAtomically(file, data) {
   renameSync(`${path}.tmp`, path);
 }
 
-/** The node flags of the executable's `#!/usr/bin/env -S node …` line. */
+/** The node flags of the executable's `#!/usr/bin/env -S [NAME=value …] node …` line. */
 function shebangFlags(executable) {
   const firstLine = readFileSync(executable, 'utf8').split('\n', 1)[0];
-  const match = /^#!\S*env -S node(?<flags>( --?\S+)*)\s*$/.exec(firstLine);
+  const match = /^#!\S*env -S (?:[A-Z_][A-Z0-9_]*=\S* )*node(?<flags>( --?\S+)*)\s*$/.exec(firstLine);
   if (match === null) throw new Error(`${executable}: no "#!/usr/bin/env -S node …" line`);
   return match.groups.flags?.trim().split(/\s+/).filter(Boolean) ?? [];
 }

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=4 --single-threaded-gc
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 MALLOC_TRIM_THRESHOLD_=131072 node --max-semi-space-size=4 --single-threaded-gc
 /**
  * `certsmith` executable. `certsmith serve …` starts the server, prints
  * `certsmith listening on <url>` on stdout (besides the JSON `listening` log line), and on SIGTERM or
@@ -14,6 +14,9 @@
  * - `--single-threaded-gc`: each thread collects its own garbage instead of waking V8's helper
  *   threads, whose wake-ups compete for few cores: see docs/performance.md#one-gc-thread-per-thread.
  *   Setting it at run time (`v8.setFlagsFromString`) crashes V8 at the next full GC.
+ * It also sets two glibc malloc settings, which glibc reads only as the process starts: at most 2
+ * arenas, and free memory above 128 KiB handed back at once (cluster/worker-process-settings.ts
+ * says why; the processes `serve --processes N` forks inherit them).
  */
 import { existsSync } from 'node:fs';
 import { prestartWorkers } from '@certsmith/worker-pool/prestart';

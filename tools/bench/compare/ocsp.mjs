@@ -32,7 +32,7 @@ import { algorithmsForKeyObject, signWithKeyObject } from '@certsmith/signer-api
 import { buildOcspResponse, createOcspSigningIdentity, createRevocationSigner, encodeCertId, formatOcspResponseFile, ocspValidity } from '@certsmith/revocation';
 import { derSequence, parseCertificates } from '@certsmith/x509-core';
 import { median, summarise } from './load.mjs';
-import { certsmithNodeFlags, findFreePort, readCpuSplitMs, readMachineCpu, sampleRss, stopChild, tail, trackChild } from './servers.mjs';
+import { certsmithEnv, certsmithNodeFlags, findFreePort, readCpuSplitMs, readMachineCpu, sampleRss, stopChild, tail, trackChild } from './servers.mjs';
 
 /** Serials with a stored response. */
 export const OCSP_SERIALS = 1000;
@@ -213,7 +213,7 @@ export async function startOcspServer({ kind, responsesFile, probeBody, workDir,
   const logFile = join(workDir, `${kind}-ocspserve-${port}.log`);
   const fd = openSync(logFile, 'a');
   const started = performance.now();
-  const child = spawn(command, args, { stdio: ['ignore', fd, fd] });
+  const child = spawn(command, args, { stdio: ['ignore', fd, fd], ...(kind === 'certsmith' ? { env: certsmithEnv(repoRoot) } : {}) });
   closeSync(fd);
   trackChild(child);
   let exited = false;

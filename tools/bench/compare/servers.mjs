@@ -83,17 +83,29 @@ function probe(url, timeoutMs) {
 }
 
 /**
- * The node flags the `certsmith` executable runs with, read from its shebang
- * (`#!/usr/bin/env -S node <flags>`), so the benchmark starts the server exactly as `certsmith serve`
- * and `npm start` do.
+ * The environment and node flags the `certsmith` executable runs with, read from its shebang
+ * (`#!/usr/bin/env -S [NAME=value …] node <flags>`), so the benchmark starts the server exactly as
+ * `certsmith serve` and `npm start` do.
  *
  * @param {string} repoRoot
- * @returns {string[]}
+ * @returns {{ env: Record<string, string>, flags: string[] }}
  */
-export function certsmithNodeFlags(repoRoot) {
+function certsmithShebang(repoRoot) {
   const firstLine = readFileSync(join(repoRoot, 'apps/server/dist/cli.js'), 'utf8').split('\n', 1)[0] ?? '';
-  const match = /^#!\S*env -S node(?<flags>( --?\S+)*)\s*$/.exec(firstLine);
-  return match?.groups?.flags?.trim().split(/\s+/).filter(Boolean) ?? [];
+  const match = /^#!\S*env -S (?<env>(?:[A-Z_][A-Z0-9_]*=\S* )*)node(?<flags>( --?\S+)*)\s*$/.exec(firstLine);
+  const words = (text) => text?.trim().split(/\s+/).filter(Boolean) ?? [];
+  const env = Object.fromEntries(words(match?.groups?.env).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+  return { env, flags: words(match?.groups?.flags) };
+}
+
+/** The node flags of the `certsmith` executable ({@link certsmithShebang}). */
+export function certsmithNodeFlags(repoRoot) {
+  return certsmithShebang(repoRoot).flags;
+}
+
+/** The environment of the `certsmith` executable: this process's, with what its shebang sets. */
+export function certsmithEnv(repoRoot) {
+  return { ...process.env, ...certsmithShebang(repoRoot).env };
 }
 
 /**
@@ -148,7 +160,7 @@ export async function startServer({ kind, files, workDir, repoRoot, label = kind
   const logFile = join(workDir, `${label.replace(/[^a-z0-9]+/gi, '-')}-${port}.log`);
   const fd = openSync(logFile, 'a');
   const started = performance.now();
-  const child = spawn(command, args, { stdio: ['ignore', fd, fd] });
+  const child = spawn(command, args, { stdio: ['ignore', fd, fd], ...(kind === 'certsmith' ? { env: certsmithEnv(repoRoot) } : {}) });
   closeSync(fd);
   children.add(child);
   let exited = false;

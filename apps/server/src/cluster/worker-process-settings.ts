@@ -2,7 +2,9 @@
  * The runtime settings of the worker processes the leader of `serve --processes N` forks: its own
  * node flags (the executable's `--max-semi-space-size=4 --single-threaded-gc`, cli.ts) and two
  * memory settings that cut their peak under load — the RSS target counts the whole process tree
- * (docs/performance.md, "serve --processes 2 — leader serves"). An operator's own values win.
+ * (docs/performance.md, "serve --processes 2 — leader serves"). An operator's own values win. The
+ * executable sets the same malloc settings for itself (cli.ts), so a leader it started passes its
+ * own on; these matter when the leader runs without them (`node dist/cli.js serve`).
  */
 
 /**
