@@ -27,6 +27,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
+import { readExecutableShebang } from './executable-shebang.mjs';
 
 const dist = new URL('../dist/', import.meta.url);
 const { CODE_CACHE_FILES } = await import(new URL('bundle-loader.js', dist).href);
@@ -150,10 +151,9 @@ function writeAtomically(file, data) {
 
 /** The node flags of the executable's `#!/usr/bin/env -S [NAME=value …] node …` line. */
 function shebangFlags(executable) {
-  const firstLine = readFileSync(executable, 'utf8').split('\n', 1)[0];
-  const match = /^#!\S*env -S (?:[A-Z_][A-Z0-9_]*=\S* )*node(?<flags>( --?\S+)*)\s*$/.exec(firstLine);
-  if (match === null) throw new Error(`${executable}: no "#!/usr/bin/env -S node …" line`);
-  return match.groups.flags?.trim().split(/\s+/).filter(Boolean) ?? [];
+  const shebang = readExecutableShebang(executable);
+  if (shebang === null) throw new Error(`${executable}: no "#!/usr/bin/env -S node …" line`);
+  return shebang.flags;
 }
 
 /** The flags of a process `serve --processes N` forks, when the leader runs with `flags` and no NODE_OPTIONS. */

@@ -32,7 +32,7 @@ import { algorithmsForKeyObject, signWithKeyObject } from '@certsmith/signer-api
 import { buildOcspResponse, createOcspSigningIdentity, createRevocationSigner, encodeCertId, formatOcspResponseFile, ocspValidity } from '@certsmith/revocation';
 import { derSequence, parseCertificates } from '@certsmith/x509-core';
 import { median, summarise } from './load.mjs';
-import { certsmithEnv, certsmithNodeFlags, findFreePort, readCpuSplitMs, readMachineCpu, sampleRss, stopChild, tail, trackChild } from './servers.mjs';
+import { certsmithLaunch, findFreePort, readCpuSplitMs, readMachineCpu, sampleRss, stopChild, tail, trackChild } from './servers.mjs';
 
 /** Serials with a stored response. */
 export const OCSP_SERIALS = 1000;
@@ -202,9 +202,10 @@ export async function checkAnswers(url, requests, method) {
  */
 export async function startOcspServer({ kind, responsesFile, probeBody, workDir, repoRoot, nodeArgs = [], extraArgs = [], cpus }) {
   const port = await findFreePort();
+  const launch = kind === 'certsmith' ? certsmithLaunch(repoRoot) : undefined;
   let [command, args] =
-    kind === 'certsmith'
-      ? [process.execPath, [...certsmithNodeFlags(repoRoot), ...nodeArgs, join(repoRoot, 'apps/server/dist/cli.js'), 'ocspserve', '-address', '127.0.0.1', '-port', String(port), '-responses', responsesFile, ...extraArgs]]
+    launch !== undefined
+      ? [process.execPath, [...launch.flags, ...nodeArgs, join(repoRoot, 'apps/server/dist/cli.js'), 'ocspserve', '-address', '127.0.0.1', '-port', String(port), '-responses', responsesFile, ...extraArgs]]
       : // Warnings only: CFSSL 1.2.0 logs nothing per answered request at its default level either, but the
         // same quiet level for both keeps logging out of the comparison.
         ['cfssl', ['ocspserve', '-address', '127.0.0.1', '-port', String(port), '-responses', responsesFile, '-loglevel', '2', ...extraArgs]];
@@ -213,7 +214,7 @@ export async function startOcspServer({ kind, responsesFile, probeBody, workDir,
   const logFile = join(workDir, `${kind}-ocspserve-${port}.log`);
   const fd = openSync(logFile, 'a');
   const started = performance.now();
-  const child = spawn(command, args, { stdio: ['ignore', fd, fd], ...(kind === 'certsmith' ? { env: certsmithEnv(repoRoot) } : {}) });
+  const child = spawn(command, args, { stdio: ['ignore', fd, fd], ...(launch === undefined ? {} : { env: launch.env }) });
   closeSync(fd);
   trackChild(child);
   let exited = false;

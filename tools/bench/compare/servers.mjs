@@ -11,6 +11,7 @@ import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { readExecutableShebang } from '../../../apps/server/scripts/executable-shebang.mjs';
 
 /** @typedef {'certsmith' | 'cfssl'} ServerKind */
 
@@ -83,29 +84,21 @@ function probe(url, timeoutMs) {
 }
 
 /**
- * The environment and node flags the `certsmith` executable runs with, read from its shebang
- * (`#!/usr/bin/env -S [NAME=value …] node <flags>`), so the benchmark starts the server exactly as
- * `certsmith serve` and `npm start` do.
+ * How the `certsmith` executable starts node — the node flags and the environment its shebang sets,
+ * over this process's — so the benchmark starts `dist/cli.js` exactly as `certsmith serve` and
+ * `npm start` do.
  *
  * @param {string} repoRoot
- * @returns {{ env: Record<string, string>, flags: string[] }}
+ * @returns {{ flags: string[], env: NodeJS.ProcessEnv }}
  */
-function certsmithShebang(repoRoot) {
-  const firstLine = readFileSync(join(repoRoot, 'apps/server/dist/cli.js'), 'utf8').split('\n', 1)[0] ?? '';
-  const match = /^#!\S*env -S (?<env>(?:[A-Z_][A-Z0-9_]*=\S* )*)node(?<flags>( --?\S+)*)\s*$/.exec(firstLine);
-  const words = (text) => text?.trim().split(/\s+/).filter(Boolean) ?? [];
-  const env = Object.fromEntries(words(match?.groups?.env).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
-  return { env, flags: words(match?.groups?.flags) };
+export function certsmithLaunch(repoRoot) {
+  const shebang = readExecutableShebang(join(repoRoot, 'apps/server/dist/cli.js'));
+  return { flags: shebang?.flags ?? [], env: { ...process.env, ...shebang?.env } };
 }
 
-/** The node flags of the `certsmith` executable ({@link certsmithShebang}). */
+/** The node flags of the `certsmith` executable ({@link certsmithLaunch}). */
 export function certsmithNodeFlags(repoRoot) {
-  return certsmithShebang(repoRoot).flags;
-}
-
-/** The environment of the `certsmith` executable: this process's, with what its shebang sets. */
-export function certsmithEnv(repoRoot) {
-  return { ...process.env, ...certsmithShebang(repoRoot).env };
+  return certsmithLaunch(repoRoot).flags;
 }
 
 /**
@@ -129,12 +122,13 @@ export function certsmithEnv(repoRoot) {
  */
 export async function startServer({ kind, files, workDir, repoRoot, label = kind, workers, processes, nodeArgs = [], extraArgs = [], timeoutMs = 60_000, waitForEveryProcess = true }) {
   const port = await findFreePort();
+  const launch = kind === 'certsmith' ? certsmithLaunch(repoRoot) : undefined;
   let command;
   let args;
   if (kind === 'certsmith') {
     command = process.execPath;
     args = [
-      ...certsmithNodeFlags(repoRoot),
+      ...launch.flags,
       ...nodeArgs,
       join(repoRoot, 'apps/server/dist/cli.js'),
       'serve',
@@ -160,7 +154,7 @@ export async function startServer({ kind, files, workDir, repoRoot, label = kind
   const logFile = join(workDir, `${label.replace(/[^a-z0-9]+/gi, '-')}-${port}.log`);
   const fd = openSync(logFile, 'a');
   const started = performance.now();
-  const child = spawn(command, args, { stdio: ['ignore', fd, fd], ...(kind === 'certsmith' ? { env: certsmithEnv(repoRoot) } : {}) });
+  const child = spawn(command, args, { stdio: ['ignore', fd, fd], ...(launch === undefined ? {} : { env: launch.env }) });
   closeSync(fd);
   children.add(child);
   let exited = false;

@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { workerProcessEnv, workerProcessExecArgv } from './worker-process-settings.js';
 
@@ -11,5 +12,14 @@ describe('worker process settings', () => {
     expect(workerProcessExecArgv(['--single-threaded-gc'], {})).toEqual(['--single-threaded-gc', '--max-old-space-size=192']);
     expect(workerProcessExecArgv(['--max-old-space-size=512'], {})).toEqual(['--max-old-space-size=512']);
     expect(workerProcessExecArgv([], { NODE_OPTIONS: '--max_old_space_size=300' })).toEqual([]);
+  });
+});
+
+describe('the executable', () => {
+  it('sets for itself the malloc settings its forked processes get (its shebang; glibc reads them only at start)', async () => {
+    const { readExecutableShebang } = await import('../../scripts/executable-shebang.mjs');
+    const shebang = readExecutableShebang(fileURLToPath(new URL('../../bin/certsmith.js', import.meta.url)));
+    expect(shebang?.env).toEqual({ MALLOC_ARENA_MAX: '2', MALLOC_TRIM_THRESHOLD_: '131072' });
+    expect(workerProcessEnv({})).toEqual(shebang?.env);
   });
 });
