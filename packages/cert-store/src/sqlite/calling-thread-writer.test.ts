@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { StoreUnavailableError } from '../errors.js';
 import { issuedCertificateFields } from '../certificate-row.js';
 import type { IssuedCertificateFields } from '../model.js';
 import { testIssuer } from '../test-support/certificates.js';
@@ -11,6 +12,7 @@ import { parseSqliteDataSource } from './sqlite-database.js';
 import { openInlineExecutor } from './sqlite-executor.js';
 import type { SqliteExecutor } from './sqlite-executor.js';
 import { SqliteStore } from './sqlite-store.js';
+import { WalSync } from './wal-sync.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'certsmith-calling-thread-writer-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -21,9 +23,9 @@ const issuer = testIssuer('Calling Thread CA');
  * A store whose "thread" is an executor on this thread that counts what it is asked and can hold
  * `insertCertificates` until released; issued rows go through a calling-thread writer on the same file.
  */
-async function harness(options: { clock?: () => number } = {}) {
+async function harness(options: { clock?: () => number; dataSourceQuery?: string } = {}) {
   const file = join(dir, `store-${(n += 1)}.db`);
-  const source = parseSqliteDataSource(file);
+  const source = parseSqliteDataSource(`${file}${options.dataSourceQuery ?? ''}`);
   const inner = await openInlineExecutor({ source, migrations: 'apply' });
   const calls: string[] = [];
   let hold: Promise<void> = Promise.resolve();
@@ -135,6 +137,57 @@ describe('SqliteStore with a calling-thread writer', () => {
     const h = await harness({ clock: () => 0 });
     for (let i = 0; i < CHECKPOINT_EVERY_COMMITS + 10; i += 1) await h.store.recordCertificate({ certificate: fields(i) });
     expect(h.calls.filter((call) => call === 'checkpoint')).toHaveLength(1);
+    expect(h.calls).not.toContain('insertCertificates');
+    await h.store.close();
+  });
+});
+
+describe('CallingThreadWriter durability', () => {
+  afterEach(() => vi.restoreAllMocks());
+  const turns = async (count: number) => {
+    for (let turn = 0; turn < count; turn += 1) await new Promise<void>((resolve) => setImmediate(resolve));
+  };
+
+  it('answers a record only once the WAL file is synced after its commit (FULL, the default)', async () => {
+    let synced!: () => void;
+    const syncs = vi.spyOn(WalSync.prototype, 'afterCommit').mockImplementation(() => new Promise<void>((resolve) => (synced = resolve)));
+    const h = await harness();
+    let answered = false;
+    const recording = h.store.recordCertificate({ certificate: issuer.leaf('synced.example').der }).then((record) => {
+      answered = true;
+      return record;
+    });
+    await turns(5);
+    expect(syncs).toHaveBeenCalledTimes(1);
+    // Committed (another connection reads it), not yet answered.
+    const other = new Database(h.file, { readonly: true });
+    expect((other.prepare('SELECT count(*) AS n FROM certificates').get() as { n: number }).n).toBe(1);
+    other.close();
+    expect(answered).toBe(false);
+    synced();
+    const record = await recording;
+    expect(await h.store.getCertificate(record.serial, record.authorityKeyId)).toMatchObject({ status: 'good' });
+    expect(h.calls).not.toContain('insertCertificates');
+    await h.store.close();
+  });
+
+  it('fails the records of a commit whose sync failed with the store\'s 503, never answering them', async () => {
+    vi.spyOn(WalSync.prototype, 'afterCommit').mockRejectedValueOnce(new StoreUnavailableError('the SQLite WAL file could not be synced: EIO'));
+    const h = await harness();
+    await expect(h.store.recordCertificate({ certificate: issuer.leaf('unsynced.example').der })).rejects.toBeInstanceOf(StoreUnavailableError);
+    // The next commit syncs again.
+    vi.mocked(WalSync.prototype.afterCommit).mockRestore();
+    const record = await h.store.recordCertificate({ certificate: issuer.leaf('after.example').der });
+    expect(await h.store.getCertificate(record.serial, record.authorityKeyId)).toMatchObject({ status: 'good' });
+    await h.store.close();
+  });
+
+  it('leaves durability to SQLite when the data source chose NORMAL', async () => {
+    const syncs = vi.spyOn(WalSync.prototype, 'afterCommit');
+    const h = await harness({ dataSourceQuery: '?_sync=NORMAL' });
+    const record = await h.store.recordCertificate({ certificate: issuer.leaf('normal.example').der });
+    expect(await h.store.getCertificate(record.serial, record.authorityKeyId)).toMatchObject({ status: 'good' });
+    expect(syncs).not.toHaveBeenCalled();
     expect(h.calls).not.toContain('insertCertificates');
     await h.store.close();
   });

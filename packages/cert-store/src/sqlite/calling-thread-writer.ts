@@ -22,15 +22,17 @@
  *   {@link CHECKPOINT_EVERY_ROWS} rows or {@link CHECKPOINT_EVERY_COMMITS} commits written here
  *   ({@link CallingThreadWriter.checkpointDue}).
  *
- * - long commits: a commit here waits for its `fsync` (≈0.1 ms on the test VM) and takes ≈0.5 ms
- *   for the ≈7 rows of a busy turn (1–2 ms while the server warms up; a disk that syncs in 5–10 ms
- *   makes every commit that long). When commits take longer than {@link SLOW_COMMIT_MS} (the median
+ * - the disk's sync: with FULL durability it runs on libuv's pool after the commit (`wal-sync.ts`);
+ * - long commits: a commit here writes its frames without waiting for the disk, yet can still be
+ *   slow (a checkpoint in the thread competing for the disk, a flood's large batches). When commits take longer than {@link SLOW_COMMIT_MS} (the median
  *   of the last {@link COMMITS_JUDGED}: a slow disk, or batches of hundreds of rows under a flood),
  *   the writer stands aside for
  *   {@link SLOW_DISK_PAUSE_MS} and every batch goes to the thread, as before this writer existed.
  *
- * Durability is the data source's (`synchronous`, FULL by default): a row is committed before its
- * certificate is returned, as with the thread. Only WAL databases on a file get a writer: in a
+ * Durability is the data source's (`synchronous`, FULL by default): a row is committed, and with
+ * FULL or EXTRA on disk, before its certificate is returned, as with the thread — but this
+ * connection commits with NORMAL and the disk's sync runs off the event loop, one for every commit
+ * made while the previous one ran (`wal-sync.ts`). Only WAL databases on a file get a writer: in a
  * rollback journal a second connection would block readers, and `:memory:` is per connection.
  */
 import { performance } from 'node:perf_hooks';
@@ -39,6 +41,7 @@ import type { CertificateRow } from '../certificate-row.js';
 import { WAL_AUTOCHECKPOINT_PAGES, openSqliteDatabase } from './sqlite-database.js';
 import type { SqliteSource } from './sqlite-database.js';
 import { SqliteOperations } from './sqlite-operations.js';
+import { WalSync } from './wal-sync.js';
 
 /**
  * Rows written here between two checkpoints asked of the store's thread: at ≈3 WAL frames per
@@ -87,6 +90,8 @@ export function supportsCallingThreadWriter(source: SqliteSource): boolean {
 export class CallingThreadWriter {
   private readonly source: SqliteSource;
   private db: Database.Database | null = null;
+  /** Syncs the WAL after commits when the data source asks for FULL (or EXTRA) durability; `null`: SQLite's own `synchronous` does. */
+  private walSync: WalSync | null = null;
   private operations: SqliteOperations | null = null;
   /** The connection could not be opened: every batch goes to the thread. */
   private broken = false;
@@ -111,6 +116,14 @@ export class CallingThreadWriter {
    * cannot be opened: hand them to a writer that waits for the lock.
    */
   async commit(rows: readonly CertificateRow[]): Promise<boolean> {
+    if (!(await this.commitHere(rows))) return false;
+    // Committed; the certificates wait until the WAL file is on disk (wal-sync.ts), as with FULL.
+    await this.walSync?.afterCommit();
+    return true;
+  }
+
+  /** {@link commit} without the wait for the disk. */
+  private async commitHere(rows: readonly CertificateRow[]): Promise<boolean> {
     let outcome = this.write(rows);
     if (outcome !== 'busy') return outcome === 'committed';
     const started = this.clock();
@@ -165,6 +178,11 @@ export class CallingThreadWriter {
         db.pragma('busy_timeout = 0');
         // A backstop only: the store's thread checkpoints for this connection (see the module comment).
         db.pragma(`wal_autocheckpoint = ${3 * WAL_AUTOCHECKPOINT_PAGES}`);
+        // FULL (2) or EXTRA (3): the commit's sync moves off the event loop (wal-sync.ts); NORMAL or OFF, chosen in the data source, stay.
+        if ((db.pragma('synchronous', { simple: true }) as number) >= 2) {
+          db.pragma('synchronous = NORMAL');
+          this.walSync = new WalSync(`${this.source.filename}-wal`);
+        }
       } catch (error) {
         db.close();
         throw error;
@@ -183,5 +201,6 @@ export class CallingThreadWriter {
     this.operations = null;
     this.db?.close();
     this.db = null;
+    void this.walSync?.close();
   }
 }
