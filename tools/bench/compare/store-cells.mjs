@@ -8,8 +8,10 @@
  *   made with CFSSL's own 001 + 002 SQL (CFSSL never migrates; certsmith's triggers and indexes
  *   would slow CFSSL's inserts down), certsmith's migrated by certsmith when it starts. CFSSL's
  *   SQLite file is switched to WAL as certsmith's is (its default rollback journal is slower: the
- *   comparison gives CFSSL the better setting). Afterwards every server's rows are counted: a store
- *   that recorded nothing, or fewer rows than certificates returned, is reported.
+ *   comparison gives CFSSL the better setting). Measured with the Node load generator, as every
+ *   cell, then on the same three servers with wrk (when installed), which leaves the machine to the
+ *   servers. After each, every server's rows are counted: a store that recorded nothing, or fewer
+ *   rows than certificates returned, is reported.
  * - `store-list`: `GET /api/v1/certsmith/certificates` pages (100 rows) on a store seeded with
  *   `--store-rows` rows (default 100,000; `tools/bench/cert-store/seed-rows.mjs`), seven scenarios
  *   at 1 and 16 clients: first page, a page half-way (keyset cursor), by label, revoked, by name, expiring
@@ -22,6 +24,7 @@ import { performance } from 'node:perf_hooks';
 import { DAY, seedPostgres, seedSqlite } from '../cert-store/seed-rows.mjs';
 import { startThrowawayPostgres } from '../cert-store/throwaway-postgres.mjs';
 import { alternateRounds, createClient, percentile, runRound, summarise } from './load.mjs';
+import { runWrkRound, wrkAvailable, wrkPostScript } from './ocsp.mjs';
 import { NEWCERT_PATH, newcertBody } from './operations.mjs';
 import { readCpuMs, sampleRss, startServer } from './servers.mjs';
 
@@ -243,7 +246,24 @@ export async function measureStoreCells({ ops, files, workDir, repoRoot, options
             measured[key].certificatesReturned = (measured[key].warmup?.ok ?? 0) + measured[key].ok;
             measured[key].rowsRecorded = await db.countRows(driver, database.dataSource);
           }
-          result.newcert.push({ driver, concurrency: STORE_CONCURRENCY, results: measured });
+          result.newcert.push({ driver, concurrency: STORE_CONCURRENCY, client: 'node', results: measured });
+          // The same servers again with wrk, whose few µs per request leave the machine to the
+          // servers: the Node load generator takes 0.2–0.4 of the 2 cores, more beside the faster server.
+          if (wrkAvailable()) {
+            log(`store-newcert ${driver} c=${STORE_CONCURRENCY} with wrk: the same three servers, ${options.rounds} × ${options.durationMs / 1000}s rounds`);
+            const script = join(workDir, `wrk-store-newcert-${driver}.lua`);
+            writeFileSync(script, wrkPostScript(NEWCERT_PATH, bodies[0]));
+            const rowsBefore = {};
+            for (const key of ['store', 'cfssl']) rowsBefore[key] = measured[key].rowsRecorded;
+            const withWrk = await alternateRounds(started, { durationMs: options.durationMs, warmupMs: options.warmupMs, rounds: options.rounds }, (target, ms) =>
+              runWrkRound({ url: target.server.url, script, concurrency: STORE_CONCURRENCY, durationMs: ms, pid: target.server.pid })
+            );
+            for (const [key, database] of [['store', ours], ['cfssl', theirs]]) {
+              withWrk[key].certificatesReturned = (withWrk[key].warmup?.ok ?? 0) + withWrk[key].ok;
+              withWrk[key].rowsRecorded = (await db.countRows(driver, database.dataSource)) - rowsBefore[key];
+            }
+            result.newcert.push({ driver, concurrency: STORE_CONCURRENCY, client: 'wrk', results: withWrk });
+          }
         } finally {
           await Promise.all(started.map((t) => t.client?.close()));
           await Promise.all(started.map((t) => t.server.stop()));

@@ -35,6 +35,7 @@ export function formatStoreNewcertTable(store) {
       const r = cell.results[key];
       rows.push([
         DRIVER_TITLE[cell.driver],
+        cell.client ?? 'node',
         title,
         fixed(r.rps, 0),
         ms(r.p50Ms),
@@ -47,7 +48,7 @@ export function formatStoreNewcertTable(store) {
       ]);
     }
   }
-  return table(['driver', 'server', 'req/s', 'p50 ms', 'p95 ms', 'p99 ms', 'errors', 'CPU ms/req', 'peak RSS MB', 'rows / certificates returned'], rows, 2);
+  return table(['driver', 'load generator', 'server', 'req/s', 'p50 ms', 'p95 ms', 'p99 ms', 'errors', 'CPU ms/req', 'peak RSS MB', 'rows / certificates returned'], rows, 3);
 }
 
 /** Inventory pages per driver, scenario and concurrency. */
@@ -73,7 +74,8 @@ export function checkStoreTargets(store) {
   const add = (target, measured, pass) => targets.push({ target, measured, verdict: pass === undefined ? 'n/a' : pass ? 'PASS' : 'FAIL' });
   for (const cell of store?.newcert ?? []) {
     const { store: on, cfssl, nostore } = cell.results;
-    const driver = DRIVER_TITLE[cell.driver];
+    // The Node load generator's cell as before; wrk's is named.
+    const driver = `${DRIVER_TITLE[cell.driver]}${cell.client === 'wrk' ? ', wrk' : ''}`;
     // A store that returned certificates it did not record fails every target of its cell.
     const recorded = on.rowsRecorded >= on.certificatesReturned && on.certificatesReturned > 0;
     const clean = on.errors === 0 && recorded;
