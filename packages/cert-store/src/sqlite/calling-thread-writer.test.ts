@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { StoreUnavailableError } from '../errors.js';
-import { issuedCertificateFields } from '../certificate-row.js';
+import { issuedCertificateFields, issuedCertificateRow } from '../certificate-row.js';
 import type { IssuedCertificateFields } from '../model.js';
 import { testIssuer } from '../test-support/certificates.js';
 import { BUSY_RETRY_ATTEMPTS, CHECKPOINT_EVERY_COMMITS, CHECKPOINT_EVERY_ROWS, COMMITS_JUDGED, CallingThreadWriter, SLOW_COMMIT_MS, SLOW_DISK_PAUSE_MS, supportsCallingThreadWriter } from './calling-thread-writer.js';
@@ -180,6 +180,26 @@ describe('CallingThreadWriter durability', () => {
     const record = await h.store.recordCertificate({ certificate: issuer.leaf('after.example').der });
     expect(await h.store.getCertificate(record.serial, record.authorityKeyId)).toMatchObject({ status: 'good' });
     await h.store.close();
+  });
+
+  it('syncs the WAL file beside the database, found from a relative data source as SQLite finds it', async () => {
+    // The first commit (in the database's directory) opens the connection but not yet the WAL file.
+    const syncs = vi.spyOn(WalSync.prototype, 'afterCommit').mockResolvedValueOnce(undefined);
+    const cwd = process.cwd();
+    process.chdir(dir);
+    let writer: CallingThreadWriter;
+    try {
+      const file = `relative-${(n += 1)}.db`;
+      await (await openInlineExecutor({ source: parseSqliteDataSource(file), migrations: 'apply' })).close();
+      writer = new CallingThreadWriter(parseSqliteDataSource(file));
+      expect(await writer.commit([issuedCertificateRow({ certificate: fields(1) }, new Date())])).toBe(true);
+    } finally {
+      process.chdir(cwd);
+    }
+    // From another working directory, the next commit opens and syncs the database's WAL file.
+    expect(await writer.commit([issuedCertificateRow({ certificate: fields(2) }, new Date())])).toBe(true);
+    expect(syncs).toHaveBeenCalledTimes(2);
+    writer.close();
   });
 
   it('leaves durability to SQLite when the data source chose NORMAL', async () => {

@@ -35,6 +35,7 @@
  * made while the previous one ran (`wal-sync.ts`). Only WAL databases on a file get a writer: in a
  * rollback journal a second connection would block readers, and `:memory:` is per connection.
  */
+import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type Database from 'better-sqlite3';
 import type { CertificateRow } from '../certificate-row.js';
@@ -181,7 +182,8 @@ export class CallingThreadWriter {
         // FULL (2) or EXTRA (3): the commit's sync moves off the event loop (wal-sync.ts); NORMAL or OFF, chosen in the data source, stay.
         if ((db.pragma('synchronous', { simple: true }) as number) >= 2) {
           db.pragma('synchronous = NORMAL');
-          this.walSync = new WalSync(`${this.source.filename}-wal`);
+          // Resolved now, as SQLite resolves the database's path when it opens it: a later chdir moves neither.
+          this.walSync = new WalSync(`${resolve(this.source.filename)}-wal`);
         }
       } catch (error) {
         db.close();
