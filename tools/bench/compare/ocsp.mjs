@@ -31,7 +31,7 @@ import { performance } from 'node:perf_hooks';
 import { algorithmsForKeyObject, signWithKeyObject } from '@certsmith/signer-api';
 import { buildOcspResponse, createOcspSigningIdentity, createRevocationSigner, encodeCertId, formatOcspResponseFile, ocspValidity } from '@certsmith/revocation';
 import { derSequence, parseCertificates } from '@certsmith/x509-core';
-import { median, summarise } from './load.mjs';
+import { alternateRounds, median, summarise } from './load.mjs';
 import { certsmithLaunch, findFreePort, readCpuSplitMs, readMachineCpu, sampleRss, stopChild, tail, trackChild } from './servers.mjs';
 
 /** Serials with a stored response. */
@@ -309,6 +309,20 @@ export async function runWrkRound({ url, script, concurrency, durationMs, pid, c
     machineIdleCores: (availableParallelism() * (machineAfter.idle - machineBefore.idle)) / (machineAfter.total - machineBefore.total),
     stealPercent: (100 * (machineAfter.steal - machineBefore.steal)) / (machineAfter.total - machineBefore.total),
   };
+}
+
+/**
+ * One POST cell on several servers with wrk, rounds alternating as {@link alternateRounds} does;
+ * `targets` are `{ key, server }`, the results keyed by `key`, shaped as the Node generator's.
+ *
+ * @param {Array<{ key: string, server: { url: string, pid: number } }>} targets
+ * @param {{ path: string, body: string, concurrency: number, durationMs: number, warmupMs: number, rounds: number, scriptFile: string }} options
+ */
+export async function alternateWrkRounds(targets, { path, body, concurrency, durationMs, warmupMs, rounds, scriptFile }) {
+  writeFileSync(scriptFile, wrkPostScript(path, body));
+  return alternateRounds(targets, { durationMs, warmupMs, rounds }, (target, ms) =>
+    runWrkRound({ url: target.server.url, script: scriptFile, concurrency, durationMs: ms, pid: target.server.pid })
+  );
 }
 
 /** `wrk` is installed (Debian: `apt-get install wrk`). */

@@ -14,7 +14,7 @@
  * `--help` lists the options. Default ≈ 7–8 minutes, `--quick` ≈ 2. The `ocsp` cells (`ocspserve` on
  * both sides, load from `wrk`) are described in ocsp.mjs.
  */
-import { mkdtempSync, readFileSync, rmSync, existsSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,7 +38,7 @@ import {
 import { killAllServersNow, startServer, stopAllServers, waitUntilIdle } from './servers.mjs';
 import { STORE_OPS, measureStoreCells } from './store-cells.mjs';
 import { checkStoreTargets, formatStoreListTable, formatStoreNewcertTable } from './store-report.mjs';
-import { formatOcspCpuTable, measureOcsp, runWrkRound, wrkAvailable, wrkPostScript } from './ocsp.mjs';
+import { alternateWrkRounds, formatOcspCpuTable, measureOcsp, wrkAvailable } from './ocsp.mjs';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 /** Every `--ops` name: issue 7's measurements, then the certificate-store cells (issue 20). */
@@ -183,12 +183,8 @@ const CORES_BUSY_OPS = ['newcert-ecdsa', 'bundle-generated'];
 
 /** One cell on both servers with wrk (one body, POST), rounds alternating; results shaped as {@link measureCell}'s. */
 async function measureCellWithWrk(servers, { path, body, concurrency, durationMs, warmupMs, rounds, workDir }) {
-  const script = join(workDir, `wrk-${path.split('/').at(-1)}.lua`);
-  writeFileSync(script, wrkPostScript(path, body));
   const targets = ['certsmith', 'cfssl'].map((key) => ({ key, server: servers[key] }));
-  return alternateRounds(targets, { durationMs, warmupMs, rounds }, (target, ms) =>
-    runWrkRound({ url: target.server.url, script, concurrency, durationMs: ms, pid: target.server.pid })
-  );
+  return alternateWrkRounds(targets, { path, body, concurrency, durationMs, warmupMs, rounds, scriptFile: join(workDir, `wrk-${path.split('/').at(-1)}.lua`) });
 }
 
 /**

@@ -24,7 +24,7 @@ import { performance } from 'node:perf_hooks';
 import { DAY, seedPostgres, seedSqlite } from '../cert-store/seed-rows.mjs';
 import { startThrowawayPostgres } from '../cert-store/throwaway-postgres.mjs';
 import { alternateRounds, createClient, percentile, runRound, summarise } from './load.mjs';
-import { runWrkRound, wrkAvailable, wrkPostScript } from './ocsp.mjs';
+import { alternateWrkRounds, wrkAvailable } from './ocsp.mjs';
 import { NEWCERT_PATH, newcertBody } from './operations.mjs';
 import { readCpuMs, sampleRss, startServer } from './servers.mjs';
 
@@ -241,27 +241,32 @@ export async function measureStoreCells({ ops, files, workDir, repoRoot, options
             runRound({ client: target.client, path: NEWCERT_PATH, bodies, concurrency: STORE_CONCURRENCY, durationMs: ms, pid: target.server.pid })
           );
           // Every certificate returned (warm-up included) must have its row: fewer rows than 200s is a
-          // store that is off or loses records, and the report says so.
-          for (const [key, database] of [['store', ours], ['cfssl', theirs]]) {
-            measured[key].certificatesReturned = (measured[key].warmup?.ok ?? 0) + measured[key].ok;
-            measured[key].rowsRecorded = await db.countRows(driver, database.dataSource);
-          }
+          // store that is off or loses records, and the report says so. Each pass counts the rows it added.
+          const rowsSoFar = { store: 0, cfssl: 0 };
+          const countRecorded = async (results) => {
+            for (const [key, database] of [['store', ours], ['cfssl', theirs]]) {
+              const rows = await db.countRows(driver, database.dataSource);
+              results[key].certificatesReturned = (results[key].warmup?.ok ?? 0) + results[key].ok;
+              results[key].rowsRecorded = rows - rowsSoFar[key];
+              rowsSoFar[key] = rows;
+            }
+          };
+          await countRecorded(measured);
           result.newcert.push({ driver, concurrency: STORE_CONCURRENCY, client: 'node', results: measured });
           // The same servers again with wrk, whose few µs per request leave the machine to the
           // servers: the Node load generator takes 0.2–0.4 of the 2 cores, more beside the faster server.
           if (wrkAvailable()) {
             log(`store-newcert ${driver} c=${STORE_CONCURRENCY} with wrk: the same three servers, ${options.rounds} × ${options.durationMs / 1000}s rounds`);
-            const script = join(workDir, `wrk-store-newcert-${driver}.lua`);
-            writeFileSync(script, wrkPostScript(NEWCERT_PATH, bodies[0]));
-            const rowsBefore = {};
-            for (const key of ['store', 'cfssl']) rowsBefore[key] = measured[key].rowsRecorded;
-            const withWrk = await alternateRounds(started, { durationMs: options.durationMs, warmupMs: options.warmupMs, rounds: options.rounds }, (target, ms) =>
-              runWrkRound({ url: target.server.url, script, concurrency: STORE_CONCURRENCY, durationMs: ms, pid: target.server.pid })
-            );
-            for (const [key, database] of [['store', ours], ['cfssl', theirs]]) {
-              withWrk[key].certificatesReturned = (withWrk[key].warmup?.ok ?? 0) + withWrk[key].ok;
-              withWrk[key].rowsRecorded = (await db.countRows(driver, database.dataSource)) - rowsBefore[key];
-            }
+            const withWrk = await alternateWrkRounds(started, {
+              path: NEWCERT_PATH,
+              body: bodies[0],
+              concurrency: STORE_CONCURRENCY,
+              durationMs: options.durationMs,
+              warmupMs: options.warmupMs,
+              rounds: options.rounds,
+              scriptFile: join(workDir, `wrk-store-newcert-${driver}.lua`),
+            });
+            await countRecorded(withWrk);
             result.newcert.push({ driver, concurrency: STORE_CONCURRENCY, client: 'wrk', results: withWrk });
           }
         } finally {
