@@ -22,6 +22,7 @@ export type { MigrationMode, SchemaStatus } from './migrations/migrator.js';
 export type {
   CertificateStatus,
   CertificateRecord,
+  CertificateSummary,
   CertificateRowInput,
   RecordCertificateInput,
   IssuedCertificateFields,
@@ -42,7 +43,7 @@ export type {
   ChangeSubscription,
 } from './model.js';
 export { authorityKeyIdHex, serialToDecimal, normaliseAuthorityKeyId, issuedCertificateFields, signedCertificateFields } from './certificate-row.js';
-export { iterateCertificates, iterateOcspResponses } from './iterate.js';
+export { iterateCertificates, iterateCertificateSummaries, iterateOcspResponses } from './iterate.js';
 export { certificateRecordJson, formatGoTime } from './record-json.js';
 export type { CertificateRecordJson } from './record-json.js';
 export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './cursor.js';

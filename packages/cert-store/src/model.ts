@@ -9,8 +9,11 @@ import type { Certificate } from '@certsmith/x509-core';
 /** Status values CFSSL uses: `good`, `revoked`, and `unknown` (only through certadd). */
 export type CertificateStatus = 'good' | 'revoked' | 'unknown';
 
-/** One row of `certificates`. */
-export interface CertificateRecord {
+/**
+ * One row of `certificates` without its PEM: what a listing that does not show the certificate reads
+ * (`Store.listCertificateSummaries`; the PEM is most of a row).
+ */
+export interface CertificateSummary {
   /** `serial_number` as stored: decimal (`big.Int.String()`) for rows written by CFSSL and certsmith. */
   serial: string;
   /** `authority_key_identifier` as stored: lower-case hex without colons; `''` in rows written by CFSSL 1.2.0. */
@@ -25,8 +28,6 @@ export interface CertificateRecord {
   expiry: Date | null;
   /** `revoked_at`; `null` when not revoked (Go's zero time or NULL). */
   revokedAt: Date | null;
-  /** `pem`: the certificate as one PEM block. */
-  pem: string;
   /** `issued_at` (migration 002): when the row was written; `null` for older rows. */
   issuedAt: Date | null;
   /** `not_before` (migration 002): the certificate's notBefore; `null` for older rows. */
@@ -37,6 +38,12 @@ export interface CertificateRecord {
   sans: string[];
   /** `common_name` (migration 002): the subject CN; `null` when NULL. */
   commonName: string | null;
+}
+
+/** One row of `certificates`. */
+export interface CertificateRecord extends CertificateSummary {
+  /** `pem`: the certificate as one PEM block. */
+  pem: string;
 }
 
 /**
@@ -137,8 +144,8 @@ export interface ListCertificatesOptions {
 }
 
 /** One page of certificates, ordered by expiry, then serial, then AKI (stable under inserts). */
-export interface CertificatePage {
-  certificates: CertificateRecord[];
+export interface CertificatePage<Row extends CertificateSummary = CertificateRecord> {
+  certificates: Row[];
   /** Opaque; `null` on the last page. */
   nextCursor: string | null;
 }

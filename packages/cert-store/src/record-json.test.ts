@@ -26,7 +26,7 @@ describe('certificateRecordJson', () => {
   };
 
   it('names the fields as CFSSL\'s CertificateRecord JSON tags, the PEM only when asked', () => {
-    expect(certificateRecordJson(record, false)).toEqual({
+    expect(certificateRecordJson(record)).toEqual({
       serial_number: '42',
       authority_key_identifier: 'ab',
       ca_label: 'default',
@@ -40,6 +40,6 @@ describe('certificateRecordJson', () => {
       sans: ['a.example'],
       metadata: null,
     });
-    expect(certificateRecordJson(record, true).pem).toBe(record.pem);
+    expect(certificateRecordJson(record, record.pem).pem).toBe(record.pem);
   });
 });

@@ -4,7 +4,7 @@
  * and `certsmith certs` prints, so both read alike. Times are RFC 3339 UTC as Go writes them
  * (`2027-11-25T23:22:00Z`); "not revoked" (Go's zero time) and times a row does not have are `null`.
  */
-import type { CertificateRecord } from './model.js';
+import type { CertificateSummary } from './model.js';
 
 /** One stored certificate as JSON. */
 export interface CertificateRecordJson {
@@ -32,8 +32,8 @@ export function formatGoTime(date: Date): string {
 
 const timeText = (date: Date | null): string | null => (date === null ? null : formatGoTime(date));
 
-/** The JSON form of a row; the PEM only when `withPem`. */
-export function certificateRecordJson(record: CertificateRecord, withPem: boolean): CertificateRecordJson {
+/** The JSON form of a row; with `pem` when one is given (a listing's rows come without theirs: `Store.listCertificateSummaries`). */
+export function certificateRecordJson(record: CertificateSummary, pem?: string): CertificateRecordJson {
   return {
     serial_number: record.serial,
     authority_key_identifier: record.authorityKeyId,
@@ -47,6 +47,6 @@ export function certificateRecordJson(record: CertificateRecord, withPem: boolea
     common_name: record.commonName,
     sans: record.sans,
     metadata: record.metadata,
-    ...(withPem ? { pem: record.pem } : {}),
+    ...(pem === undefined ? {} : { pem }),
   };
 }

@@ -1,10 +1,10 @@
 /** Turning stored rows into {@link CertificateRecord}s, the same way for both drivers. */
 import type { CertificateRow } from './certificate-row.js';
-import type { CertificateRecord } from './model.js';
+import type { CertificateRecord, CertificateSummary } from './model.js';
 import { parseStoredTime } from './timestamps.js';
 
-/** A `certificates` row as a driver reads it: text columns decoded, JSON columns as their text. */
-export interface RawCertificateRow {
+/** A `certificates` row without its PEM as a driver reads it: text columns decoded, JSON columns as their text. */
+export interface RawCertificateSummaryRow {
   serial: string;
   aki: string;
   label: string | null;
@@ -12,12 +12,16 @@ export interface RawCertificateRow {
   reason: number | null;
   expiry: unknown;
   revoked_at: unknown;
-  pem: string;
   issued_at: unknown;
   not_before: unknown;
   metadata: string | null;
   sans: string | null;
   common_name: string | null;
+}
+
+/** A whole `certificates` row as a driver reads it. */
+export interface RawCertificateRow extends RawCertificateSummaryRow {
+  pem: string;
 }
 
 /** Parse stored JSON text; `null` for NULL and for text that is not JSON (rows written by other tools). */
@@ -36,7 +40,7 @@ function sansOf(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((entry): entry is string => typeof entry === 'string') : [];
 }
 
-export function toCertificateRecord(raw: RawCertificateRow): CertificateRecord {
+export function toCertificateSummary(raw: RawCertificateSummaryRow): CertificateSummary {
   return {
     serial: raw.serial,
     authorityKeyId: raw.aki,
@@ -45,13 +49,16 @@ export function toCertificateRecord(raw: RawCertificateRow): CertificateRecord {
     reason: raw.reason === null ? 0 : Number(raw.reason),
     expiry: parseStoredTime(raw.expiry),
     revokedAt: parseStoredTime(raw.revoked_at),
-    pem: raw.pem,
     issuedAt: parseStoredTime(raw.issued_at),
     notBefore: parseStoredTime(raw.not_before),
     metadata: parseStoredJson(raw.metadata),
     sans: sansOf(parseStoredJson(raw.sans)),
     commonName: raw.common_name,
   };
+}
+
+export function toCertificateRecord(raw: RawCertificateRow): CertificateRecord {
+  return { ...toCertificateSummary(raw), pem: raw.pem };
 }
 
 /** The record of a row just written (no read-back needed). */

@@ -11,6 +11,7 @@ import type {
   CertificatePage,
   CertificateRecord,
   CertificateRowInput,
+  CertificateSummary,
   ChangeSubscription,
   CountExpiringOptions,
   ExpiringCount,
@@ -61,6 +62,15 @@ export interface Store {
 
   /** A page of certificates, filtered, in expiry order; see {@link ListCertificatesOptions}. */
   listCertificates(options?: ListCertificatesOptions): Promise<CertificatePage>;
+
+  /**
+   * {@link listCertificates} without each row's PEM: the same rows in the same order, and the same
+   * cursors (a page's `nextCursor` continues either listing). For listings that do not show the
+   * certificate — the inventory's pages, CRLs, OCSP refreshes, `certs list` — since the PEM is most
+   * of a row: reading, copying and sending it made a 100-row page ≈40 % dearer (docs/performance.md,
+   * "Inventory pages without their PEMs").
+   */
+  listCertificateSummaries(options?: ListCertificatesOptions): Promise<CertificatePage<CertificateSummary>>;
 
   /**
    * Mark the row with exactly this serial and AKI text revoked: status `revoked`, the reason, and

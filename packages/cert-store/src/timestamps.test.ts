@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatSqliteTime, formatSqliteTimeByFields, parseStoredTime } from './timestamps.js';
+import { formatSqliteTime, formatSqliteTimeByFields, parseStoredTime, parseStoredTimeByPattern } from './timestamps.js';
 
 describe('formatSqliteTime', () => {
   it("writes go-sqlite3's layout in UTC, a fraction only when not zero, Go's zero time for null", () => {
@@ -64,3 +64,54 @@ describe('parseStoredTime', () => {
     expect(parseStoredTime('yesterday')).toBeNull();
   });
 });
+
+describe('parseStoredTime on the UTC layouts it reads by character', () => {
+  const same = (text: string) => expect([text, parseStoredTime(text)?.getTime() ?? null]).toEqual([text, parseStoredTimeByPattern(text)?.getTime() ?? null]);
+
+  it('reads every fraction length, both suffixes and the edges of the layout as the pattern does', () => {
+    const base = '2026-11-25 23:26:16';
+    for (const fraction of ['', '.3', '.30', '.305', '.3053', '.305318995', '.000', '.999999999999']) {
+      for (const zone of ['+00:00', '+00']) same(`${base}${fraction}${zone}`);
+    }
+    for (const text of [
+      '0001-01-01 00:00:00+00:00',
+      '0001-01-01 00:00:00+00',
+      '0002-03-04 05:06:07+00:00',
+      '0099-12-31 23:59:59.5+00:00',
+      '0100-01-01 00:00:00+00:00',
+      '9999-12-31 23:59:59.999+00:00',
+      '2026-02-30 25:61:61+00:00',
+      '2026-11-25 23:26:16.+00:00',
+      '2026-11-25 23:26:16.3x+00:00',
+      '2026-11-25 23:26:1x+00:00',
+      '2026-11-25T23:26:16+00:00',
+      '2026-11-25 23:26:16+01:00',
+      '2026-11-25 23:26:16 +00:00',
+      ' 2026-11-25 23:26:16+00:00',
+      '2026-11-25 23:26:16-00:00',
+      '12026-11-25 23:26:16+00:00',
+      '2026-11-25 23:26+00:00',
+      '+00:00',
+    ]) {
+      same(text);
+    }
+    expect(parseStoredTime('2026-11-25 23:26:16.3+00')!.toISOString()).toBe('2026-11-25T23:26:16.300Z');
+    expect(parseStoredTime('0001-01-01 00:00:00+00:00')).toBeNull();
+  });
+
+  it('reads what formatSqliteTime writes, and the PostgreSQL form of it, as the pattern does', () => {
+    // A fixed pseudo-random walk over 0001–9999 with every millisecond value (bounded: 20,000 dates).
+    let seed = 0x1b873593;
+    const next = () => ((seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32);
+    const low = Date.UTC(1, 0, 1);
+    const high = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+    for (let i = 0; i < 20_000; i += 1) {
+      const date = new Date(Math.floor((low + next() * (high - low)) / 1000) * 1000 + (i % 1000));
+      const written = formatSqliteTime(date);
+      same(written);
+      same(written.replace('+00:00', '+00'));
+      if (date.getUTCFullYear() >= 100) expect(parseStoredTime(written)!.getTime()).toBe(date.getTime());
+    }
+  });
+});
+

@@ -5,8 +5,8 @@
  */
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { certificateRecordJson, iterateCertificates, normaliseAuthorityKeyId } from '@certsmith/cert-store';
-import type { CertificateRecord, ListCertificatesOptions, Store } from '@certsmith/cert-store';
+import { certificateRecordJson, iterateCertificateSummaries, iterateCertificates, normaliseAuthorityKeyId } from '@certsmith/cert-store';
+import type { CertificateRecord, CertificateSummary, ListCertificatesOptions, Store } from '@certsmith/cert-store';
 import { CertsmithError, ErrorCode } from '@certsmith/x509-core';
 import { parseDurationMs } from '../store-settings.js';
 import type { CommandIo } from './common.js';
@@ -99,7 +99,7 @@ function filtersOf(flags: FilterFlags, now: Date): Omit<ListCertificatesOptions,
 
 const COLUMNS = ['EXPIRY', 'STATUS', 'LABEL', 'COMMON NAME', 'SERIAL', 'AKI'] as const;
 
-function tableRow(record: CertificateRecord): string[] {
+function tableRow(record: CertificateSummary): string[] {
   return [record.expiry?.toISOString().replace('.000Z', 'Z') ?? '-', record.status, record.label === '' ? '-' : record.label, record.commonName ?? '-', record.serial, record.authorityKeyId === '' ? '-' : record.authorityKeyId];
 }
 
@@ -166,10 +166,10 @@ export function registerCertsCommand(program: Command, io: Partial<CommandIo> = 
           page = [];
         };
         if (flags.json !== true) page.push([...COLUMNS]);
-        for await (const record of iterateCertificates(store, { ...filters, limit: Math.min(flags.limit ?? 1000, 1000) })) {
+        for await (const record of iterateCertificateSummaries(store, { ...filters, limit: Math.min(flags.limit ?? 1000, 1000) })) {
           if (flags.limit !== undefined && printed >= flags.limit) break;
           printed += 1;
-          if (flags.json === true) resolved.stdout(`${goJson(certificateRecordJson(record, false))}\n`);
+          if (flags.json === true) resolved.stdout(`${goJson(certificateRecordJson(record))}\n`);
           else if (page.push(tableRow(record)) >= 1000) flush();
         }
         flush();
@@ -186,7 +186,8 @@ export function registerCertsCommand(program: Command, io: Partial<CommandIo> = 
   show.action(
     runAction(show, resolved, async (flags: OneFlags) => {
       await withStore(flags, resolved, async (store) => {
-        resolved.stdout(`${goJson(certificateRecordJson(await findOne(store, flags), true), 2)}\n`);
+        const record = await findOne(store, flags);
+        resolved.stdout(`${goJson(certificateRecordJson(record, record.pem), 2)}\n`);
       });
     }),
   );

@@ -11,7 +11,7 @@
  */
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { iterateCertificates } from '@certsmith/cert-store';
+import { iterateCertificateSummaries } from '@certsmith/cert-store';
 import { createOcspIssuer, refreshOcspResponses } from '@certsmith/revocation';
 import { CertsmithError } from '@certsmith/x509-core';
 import { durationFlag } from '../revocation/flag-parsers.js';
@@ -62,7 +62,7 @@ export function registerOcsprefreshCommand(program: Command, io: Partial<Command
           // Keyed by the CA's key identifier: the `authority_key_identifier` of the rows it issued.
           const byAki = new Map(identities.value.map((identity) => [createOcspIssuer(identity).keyIdentifier, identity]));
           const result = await refreshOcspResponses({
-            certificates: iterateCertificates(store, { expiresAfter: new Date() }),
+            certificates: iterateCertificateSummaries(store, { expiresAfter: new Date() }),
             identityFor: (aki) => byAki.get(aki),
             save: (response) => store.upsertOcspResponse(response),
             ...(flags.interval === undefined ? {} : { intervalMs: flags.interval }),

@@ -21,8 +21,8 @@
  * - certificates added with certadd get their response at once; rows other writers insert (`cfssl
  *   sign` on the same database) at the next refresh.
  */
-import type { CertificateChange, CertificateRecord, ChangeSubscription, Store } from '@certsmith/cert-store';
-import { iterateCertificates, iterateOcspResponses } from '@certsmith/cert-store';
+import type { CertificateChange, CertificateSummary, ChangeSubscription, Store } from '@certsmith/cert-store';
+import { iterateCertificateSummaries, iterateOcspResponses } from '@certsmith/cert-store';
 import type { Logger } from '@certsmith/http-api';
 import type { CertificateStatusRecord, Crl, CrlStore, SignedOcspResponse, StoreOcspSource } from '@certsmith/revocation';
 import { CrlCache, createStoreOcspSource, ocspStatusOf, prepareOcspResponse, signOcspForRecord } from '@certsmith/revocation';
@@ -61,7 +61,7 @@ const key = (authorityKeyId: string, serial: string): string => `${authorityKeyI
 /** The store's revoked, unexpired rows of a CA, one page at a time (CRL entries). */
 function crlStoreOf(store: Store): CrlStore {
   return {
-    revokedCertificates: (authorityKeyId, now) => iterateCertificates(store, { status: 'revoked', authorityKeyId, expiresAfter: now }),
+    revokedCertificates: (authorityKeyId, now) => iterateCertificateSummaries(store, { status: 'revoked', authorityKeyId, expiresAfter: now }),
     nextCrlNumber: (authorityKeyId) => store.nextCrlNumber(authorityKeyId),
   };
 }
@@ -218,7 +218,7 @@ export class RevocationService {
   }
 
   /** True when a stored response states the row's status (and reason, for revoked). */
-  private responseMatches(body: Uint8Array, row: CertificateRecord): boolean {
+  private responseMatches(body: Uint8Array, row: CertificateSummary): boolean {
     try {
       const single = prepareOcspResponse(body).single;
       const wanted = ocspStatusOf(row);
@@ -258,14 +258,14 @@ export class RevocationService {
         seen.add(authority.keyIdentifier);
         // Revoked rows whose fresh response still states something else (a change this instance
         // did not see: it happened while the watch was starting, or the database was away).
-        for await (const row of iterateCertificates(store, { status: 'revoked', authorityKeyId: authority.keyIdentifier, expiresAfter: now })) {
+        for await (const row of iterateCertificateSummaries(store, { status: 'revoked', authorityKeyId: authority.keyIdentifier, expiresAfter: now })) {
           if (this.closed) return summary;
           const id = key(row.authorityKeyId, row.serial);
           if (!fresh.has(id) || this.pending.has(id)) continue;
           const stored = await store.getOcspResponse(row.serial, row.authorityKeyId);
           if (stored === null || !this.responseMatches(stored.body, row)) this.pending.add(id);
         }
-        for await (const row of iterateCertificates(store, { authorityKeyId: authority.keyIdentifier, expiresAfter: now })) {
+        for await (const row of iterateCertificateSummaries(store, { authorityKeyId: authority.keyIdentifier, expiresAfter: now })) {
           if (this.closed) return summary;
           const id = key(row.authorityKeyId, row.serial);
           if (fresh.has(id) && !this.pending.has(id)) continue;

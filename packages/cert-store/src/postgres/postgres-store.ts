@@ -21,6 +21,7 @@ import type {
   CertificatePage,
   CertificateRecord,
   CertificateRowInput,
+  CertificateSummary,
   ChangeSubscription,
   CountExpiringOptions,
   ExpiringCount,
@@ -34,8 +35,8 @@ import type {
   TidyResult,
   WatchChangesOptions,
 } from '../model.js';
-import { rowToRecord, toCertificateRecord } from '../record-mapping.js';
-import type { RawCertificateRow } from '../record-mapping.js';
+import { rowToRecord, toCertificateRecord, toCertificateSummary } from '../record-mapping.js';
+import type { RawCertificateRow, RawCertificateSummaryRow } from '../record-mapping.js';
 import { checkReason, expiringWindow, findWithFallback, tidyWindow } from '../store-helpers.js';
 import type { Store } from '../store.js';
 import { formatPostgresTime, parseStoredTime } from '../timestamps.js';
@@ -87,10 +88,12 @@ export function sessionConfig(base: pg.ClientConfig, options: PostgresStoreOptio
   };
 }
 
-const CERTIFICATE_COLUMNS = `serial_number AS serial, authority_key_identifier AS aki, ca_label AS label, status, reason, expiry,
-  revoked_at, pem, issued_at, not_before, metadata::text AS metadata, sans::text AS sans, common_name`;
+/** Every column of a row but the PEM, named as {@link PgCertificateSummaryRow}. */
+const SUMMARY_COLUMNS = `serial_number AS serial, authority_key_identifier AS aki, ca_label AS label, status, reason, expiry,
+  revoked_at, issued_at, not_before, metadata::text AS metadata, sans::text AS sans, common_name`;
+const CERTIFICATE_COLUMNS = `${SUMMARY_COLUMNS}, pem`;
 
-interface PgCertificateRow {
+interface PgCertificateSummaryRow {
   serial: Buffer;
   aki: Buffer;
   label: Buffer | null;
@@ -98,12 +101,15 @@ interface PgCertificateRow {
   reason: number | null;
   expiry: string | null;
   revoked_at: string | null;
-  pem: Buffer;
   issued_at: string | null;
   not_before: string | null;
   metadata: string | null;
   sans: string | null;
   common_name: string | null;
+}
+
+interface PgCertificateRow extends PgCertificateSummaryRow {
+  pem: Buffer;
 }
 
 /** bytea parameter holding a string's UTF-8 bytes, as lib/pq sends Go strings. */
@@ -115,7 +121,7 @@ function text(value: Buffer | null): string | null {
   return value === null ? null : value.toString('utf8');
 }
 
-function rawRow(row: PgCertificateRow): RawCertificateRow {
+function rawSummaryRow(row: PgCertificateSummaryRow): RawCertificateSummaryRow {
   return {
     serial: text(row.serial)!,
     aki: text(row.aki)!,
@@ -124,13 +130,16 @@ function rawRow(row: PgCertificateRow): RawCertificateRow {
     reason: row.reason,
     expiry: row.expiry,
     revoked_at: row.revoked_at,
-    pem: text(row.pem)!,
     issued_at: row.issued_at,
     not_before: row.not_before,
     metadata: row.metadata,
     sans: row.sans,
     common_name: row.common_name,
   };
+}
+
+function rawRow(row: PgCertificateRow): RawCertificateRow {
+  return { ...rawSummaryRow(row), pem: text(row.pem)! };
 }
 
 function rowValues(row: CertificateRow): unknown[] {
@@ -418,6 +427,19 @@ export class PostgresStore implements Store {
   }
 
   async listCertificates(options: ListCertificatesOptions = {}): Promise<CertificatePage> {
+    return await this.listRows(options, CERTIFICATE_COLUMNS, (row: PgCertificateRow) => toCertificateRecord(rawRow(row)));
+  }
+
+  async listCertificateSummaries(options: ListCertificatesOptions = {}): Promise<CertificatePage<CertificateSummary>> {
+    return await this.listRows(options, SUMMARY_COLUMNS, (row: PgCertificateSummaryRow) => toCertificateSummary(rawSummaryRow(row)));
+  }
+
+  /** A page of the listing's rows, read as `columns` and mapped by `toRow`. */
+  private async listRows<Raw extends PgCertificateSummaryRow, Row extends CertificateSummary>(
+    options: ListCertificatesOptions,
+    columns: string,
+    toRow: (raw: Raw) => Row,
+  ): Promise<CertificatePage<Row>> {
     checkDate('expiresAfter', options.expiresAfter);
     checkDate('expiresBefore', options.expiresBefore);
     const limit = pageSize(options.limit);
@@ -449,14 +471,14 @@ export class PostgresStore implements Store {
       }
     }
     const sql =
-      `SELECT ${CERTIFICATE_COLUMNS} FROM certificates${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}` +
+      `SELECT ${columns} FROM certificates${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}` +
       ` ORDER BY expiry ASC NULLS FIRST, serial_number, authority_key_identifier LIMIT ${param(limit + 1)}`;
-    const { rows } = await this.query<PgCertificateRow>(sql, params);
+    const { rows } = await this.query<Raw>(sql, params);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     const nextCursor =
       rows.length > limit && last !== undefined ? encodeCursor([last.expiry, text(last.serial), text(last.aki)], fingerprint) : null;
-    return { certificates: page.map((row) => toCertificateRecord(rawRow(row))), nextCursor };
+    return { certificates: page.map(toRow), nextCursor };
   }
 
   async revokeCertificate(serial: string, authorityKeyId: string, reason: number): Promise<CertificateRecord> {

@@ -24,6 +24,7 @@ import type {
   CertificatePage,
   CertificateRecord,
   CertificateRowInput,
+  CertificateSummary,
   ChangeSubscription,
   CountExpiringOptions,
   ExpiringCount,
@@ -207,6 +208,10 @@ class RemoteStore implements Store {
 
   listCertificates(options?: ListCertificatesOptions): Promise<CertificatePage> {
     return this.#call('listCertificates', [options]);
+  }
+
+  listCertificateSummaries(options?: ListCertificatesOptions): Promise<CertificatePage<CertificateSummary>> {
+    return this.#call('listCertificateSummaries', [options]);
   }
 
   revokeCertificate(serial: string, authorityKeyId: string, reason: number): Promise<CertificateRecord> {

@@ -28,6 +28,7 @@ const CALL_METHODS: Record<StoreCallMethod, true> = {
   getCertificate: true,
   findCertificate: true,
   listCertificates: true,
+  listCertificateSummaries: true,
   revokeCertificate: true,
   tidy: true,
   countCertificates: true,

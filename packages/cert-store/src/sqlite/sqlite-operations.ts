@@ -18,6 +18,7 @@ import type {
   CertificateCount,
   CertificatePage,
   CertificateRecord,
+  CertificateSummary,
   ExpiringCount,
   ListCertificatesOptions,
   ListOcspResponsesOptions,
@@ -26,15 +27,17 @@ import type {
   OcspResponseRecord,
   TidyResult,
 } from '../model.js';
-import { toCertificateRecord } from '../record-mapping.js';
-import type { RawCertificateRow } from '../record-mapping.js';
+import { toCertificateRecord, toCertificateSummary } from '../record-mapping.js';
+import type { RawCertificateRow, RawCertificateSummaryRow } from '../record-mapping.js';
 import { formatSqliteTime, parseStoredTime } from '../timestamps.js';
 import { checkpointWal } from './wal-checkpoint.js';
 import { withWriteLock } from './write-lock-wait.js';
 
-const CERTIFICATE_COLUMNS = `CAST(serial_number AS TEXT) AS serial, CAST(authority_key_identifier AS TEXT) AS aki,
-  CAST(ca_label AS TEXT) AS label, CAST(status AS TEXT) AS status, reason, expiry, revoked_at, CAST(pem AS TEXT) AS pem,
+/** Every column of a row but the PEM, named as {@link RawCertificateSummaryRow}. */
+const SUMMARY_COLUMNS = `CAST(serial_number AS TEXT) AS serial, CAST(authority_key_identifier AS TEXT) AS aki,
+  CAST(ca_label AS TEXT) AS label, CAST(status AS TEXT) AS status, reason, expiry, revoked_at,
   issued_at, not_before, CAST(metadata AS TEXT) AS metadata, CAST(sans AS TEXT) AS sans, CAST(common_name AS TEXT) AS common_name`;
+const CERTIFICATE_COLUMNS = `${SUMMARY_COLUMNS}, CAST(pem AS TEXT) AS pem`;
 
 const INSERT_CERTIFICATE = `INSERT INTO certificates (serial_number, authority_key_identifier, ca_label, status, reason, expiry,
   revoked_at, pem, issued_at, not_before, metadata, sans, common_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
@@ -239,6 +242,20 @@ export class SqliteOperations {
   }
 
   listCertificates(options: ListCertificatesOptions): CertificatePage {
+    return this.listRows(options, CERTIFICATE_COLUMNS, (raw: RawCertificateRow) => toCertificateRecord(raw));
+  }
+
+  /** {@link listCertificates} without the PEM column (`Store.listCertificateSummaries`). */
+  listCertificateSummaries(options: ListCertificatesOptions): CertificatePage<CertificateSummary> {
+    return this.listRows(options, SUMMARY_COLUMNS, (raw: RawCertificateSummaryRow) => toCertificateSummary(raw));
+  }
+
+  /** A page of the listing's rows, read as `columns` and mapped by `toRow`. */
+  private listRows<Raw extends RawCertificateSummaryRow, Row extends CertificateSummary>(
+    options: ListCertificatesOptions,
+    columns: string,
+    toRow: (raw: Raw) => Row,
+  ): CertificatePage<Row> {
     const limit = pageSize(options.limit);
     const fingerprint = filterFingerprint({ ...options, limit: undefined, cursor: undefined });
     const where: string[] = [];
@@ -270,17 +287,17 @@ export class SqliteOperations {
       }
     }
     const sql =
-      `SELECT ${CERTIFICATE_COLUMNS} FROM certificates${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}` +
+      `SELECT ${columns} FROM certificates${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}` +
       ` ORDER BY expiry, serial_number, authority_key_identifier LIMIT ?`;
     return this.guarded(() => {
-      const rows = this.statement(sql).all(...params, limit + 1) as RawCertificateRow[];
+      const rows = this.statement(sql).all(...params, limit + 1) as Raw[];
       const page = rows.slice(0, limit);
       const last = page[page.length - 1];
       const nextCursor =
         rows.length > limit && last !== undefined
           ? encodeCursor([last.expiry === null ? null : String(last.expiry), last.serial, last.aki], fingerprint)
           : null;
-      return { certificates: page.map(toCertificateRecord), nextCursor };
+      return { certificates: page.map(toRow), nextCursor };
     });
   }
 

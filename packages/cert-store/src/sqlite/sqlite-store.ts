@@ -12,6 +12,7 @@ import type {
   CertificatePage,
   CertificateRecord,
   CertificateRowInput,
+  CertificateSummary,
   ChangeSubscription,
   CountExpiringOptions,
   ExpiringCount,
@@ -124,6 +125,12 @@ export class SqliteStore implements Store {
     checkDate('expiresAfter', options.expiresAfter);
     checkDate('expiresBefore', options.expiresBefore);
     return await this.executor.call('listCertificates', options);
+  }
+
+  async listCertificateSummaries(options: ListCertificatesOptions = {}): Promise<CertificatePage<CertificateSummary>> {
+    checkDate('expiresAfter', options.expiresAfter);
+    checkDate('expiresBefore', options.expiresBefore);
+    return await this.executor.call('listCertificateSummaries', options);
   }
 
   async revokeCertificate(serial: string, authorityKeyId: string, reason: number): Promise<CertificateRecord> {

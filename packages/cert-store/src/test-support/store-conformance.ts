@@ -8,7 +8,7 @@ import { parseCertificate } from '@certsmith/x509-core';
 import { serialToDecimal } from '../certificate-row.js';
 import type { CertificateChange } from '../model.js';
 import { testIssuer } from './certificates.js';
-import { iterateCertificates, iterateOcspResponses } from '../iterate.js';
+import { iterateCertificateSummaries, iterateCertificates, iterateOcspResponses } from '../iterate.js';
 
 /** Opens a fresh, migrated, empty store for one test. */
 export type StoreFactory = () => Promise<Store>;
@@ -265,6 +265,52 @@ export function describeStoreConformance(driver: string, open: StoreFactory): vo
         expect(await serials({ expiresBefore: new Date(now + 30 * DAY) })).toEqual([soon.serial]);
         expect(await serials({ expiresAfter: new Date(now + 30 * DAY) })).toEqual([later.serial]);
         expect(await serials({ label: 'a', status: 'revoked' })).toEqual([]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('lists summaries: the same rows, order and cursors as the records, without the PEM', async () => {
+      const store = await open();
+      try {
+        const now = Date.now();
+        for (let i = 0; i < 25; i += 1) {
+          const record = await store.recordCertificate({
+            certificate: issuer.leaf(`summary${i}.example`, { dns: [`summary${i}.example`, `alias${i}.example`], notAfter: new Date(now + (1 + (i % 4)) * DAY) }).pem,
+            label: i % 2 === 0 ? 'even' : 'odd',
+          });
+          if (i % 5 === 0) await store.revokeCertificate(record.serial, record.authorityKeyId, 4);
+        }
+        const filters: Array<Parameters<Store['listCertificates']>[0]> = [
+          {},
+          { limit: 7 },
+          { label: 'odd', limit: 4 },
+          { status: 'revoked' },
+          { name: 'alias3.example' },
+          { authorityKeyId: issuer.akiHex, expiresAfter: new Date(now + 1.5 * DAY), expiresBefore: new Date(now + 3.5 * DAY) },
+        ];
+        for (const options of filters) {
+          const records = await store.listCertificates(options);
+          const summaries = await store.listCertificateSummaries(options);
+          expect(records.certificates.length).toBeGreaterThan(0);
+          expect(summaries.certificates).toEqual(records.certificates.map(({ pem: _pem, ...summary }) => summary));
+          for (const summary of summaries.certificates) expect(summary).not.toHaveProperty('pem');
+          expect(summaries.nextCursor).toBe(records.nextCursor);
+        }
+        // A cursor of one listing continues the other.
+        const first = await store.listCertificateSummaries({ label: 'even', limit: 5 });
+        const next = await store.listCertificates({ label: 'even', limit: 5, cursor: first.nextCursor! });
+        const nextSummaries = await store.listCertificateSummaries({ label: 'even', limit: 5, cursor: first.nextCursor! });
+        expect(next.certificates.map((c) => c.serial)).toEqual(nextSummaries.certificates.map((c) => c.serial));
+        expect(next.certificates.map((c) => c.serial)).not.toContain(first.certificates[0]!.serial);
+        const iterated: string[] = [];
+        for await (const summary of iterateCertificateSummaries(store, { limit: 6 })) iterated.push(summary.serial);
+        const all: string[] = [];
+        for await (const record of iterateCertificates(store, { limit: 9 })) all.push(record.serial);
+        expect(iterated).toEqual(all);
+        expect(all).toHaveLength(25);
+        await expectCode(store.listCertificateSummaries({ label: 'odd', cursor: first.nextCursor! }), 400);
+        await expectCode(store.listCertificateSummaries({ limit: 0 }), 400);
       } finally {
         await store.close();
       }

@@ -155,7 +155,7 @@ describe('GET /api/v1/certsmith/certificates', () => {
 describe('the inventory when the store is unreachable', () => {
   it('answers 503 with Retry-After and a fixed message, never the driver\'s text', async () => {
     const unavailable = new StoreUnavailableError('the certificate database is unavailable: connect ECONNREFUSED 10.1.2.3:5432', { retryAfterSeconds: 3 });
-    const down = { driver: 'postgres', listCertificates: () => Promise.reject(unavailable), findCertificate: () => Promise.reject(unavailable) } as unknown as Store;
+    const down = { driver: 'postgres', listCertificates: () => Promise.reject(unavailable), listCertificateSummaries: () => Promise.reject(unavailable), findCertificate: () => Promise.reject(unavailable) } as unknown as Store;
     const lines: string[] = [];
     const logger = pino({ level: 'warn' }, { write: (line: string) => lines.push(line) });
     const requestStore = storeForRequests(down, logger);

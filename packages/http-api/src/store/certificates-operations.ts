@@ -119,9 +119,13 @@ export function createListCertificatesOperation(options: CertificatesOperationOp
       if (query.expires_after !== undefined) filters.expiresAfter = query.expires_after;
       if (query.expires_before !== undefined) filters.expiresBefore = query.expires_before;
       if (query.cursor !== undefined) filters.cursor = query.cursor;
-      const page = await store.listCertificates(filters);
-      const withPem = query.include_pem === 'true';
-      return { certificates: page.certificates.map((record) => toStoredCertificate(record, withPem)), next_cursor: page.nextCursor };
+      if (query.include_pem === 'true') {
+        const page = await store.listCertificates(filters);
+        return { certificates: page.certificates.map((record) => toStoredCertificate(record, record.pem)), next_cursor: page.nextCursor };
+      }
+      // Without the PEMs the store neither reads nor sends them (docs/performance.md, "Inventory pages without their PEMs").
+      const page = await store.listCertificateSummaries(filters);
+      return { certificates: page.certificates.map((summary) => toStoredCertificate(summary)), next_cursor: page.nextCursor };
     },
   });
 }
@@ -140,7 +144,7 @@ export function createGetCertificateOperation(options: CertificatesOperationOpti
     async handle(query): Promise<StoredCertificate> {
       const record = await store.findCertificate(query.serial, query.aki);
       if (record === null) throw new NotFoundError(`no certificate with serial ${query.serial} and authority key identifier ${query.aki}`);
-      return toStoredCertificate(record, true);
+      return toStoredCertificate(record, record.pem);
     },
   });
 }

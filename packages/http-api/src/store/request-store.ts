@@ -56,6 +56,7 @@ export function storeForRequests(store: Store, logger: Logger): Store {
     getCertificate: (serial, authorityKeyId) => guard(() => store.getCertificate(serial, authorityKeyId)),
     findCertificate: (serial, authorityKeyId) => guard(() => store.findCertificate(serial, authorityKeyId)),
     listCertificates: (options) => guard(() => store.listCertificates(options)),
+    listCertificateSummaries: (options) => guard(() => store.listCertificateSummaries(options)),
     revokeCertificate: (serial, authorityKeyId, reason) => guard(() => store.revokeCertificate(serial, authorityKeyId, reason)),
     tidy: (options) => guard(() => store.tidy(options)),
     countCertificates: () => guard(() => store.countCertificates()),

@@ -4,7 +4,7 @@
  * 3339 UTC, and `null` for "not revoked" and for times CFSSL 1.2.0 did not record.
  */
 import { certificateRecordJson } from '@certsmith/cert-store';
-import type { CertificateRecord, CertificateRecordJson } from '@certsmith/cert-store';
+import type { CertificateRecordJson, CertificateSummary } from '@certsmith/cert-store';
 import * as z from 'zod';
 import { schemaMatches } from '../schema-types.js';
 import type { SameShape } from '../schema-types.js';
@@ -47,7 +47,7 @@ export const certificateListResultSchema = z.object({
 schemaMatches<SameShape<z.output<typeof storedCertificateSchema>, StoredCertificate>>(true);
 schemaMatches<SameShape<z.output<typeof certificateListResultSchema>, CertificateListResult>>(true);
 
-/** The API form of a store row; the PEM only when `withPem`. */
-export function toStoredCertificate(record: CertificateRecord, withPem: boolean): StoredCertificate {
-  return certificateRecordJson(record, withPem);
+/** The API form of a store row; with `pem` when one is given. */
+export function toStoredCertificate(record: CertificateSummary, pem?: string): StoredCertificate {
+  return certificateRecordJson(record, pem);
 }
