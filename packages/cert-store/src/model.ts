@@ -150,6 +150,14 @@ export interface CertificatePage<Row extends CertificateSummary = CertificateRec
   nextCursor: string | null;
 }
 
+/** A page of certificates as JSON text (`Store.listCertificatesJson`). */
+export interface CertificateJsonPage {
+  /** JSON text of the page's rows: an array of `CertificateRecordJson` (the inventory's form). */
+  certificatesJson: string;
+  /** Opaque; `null` on the last page (the same cursors as `listCertificates`). */
+  nextCursor: string | null;
+}
+
 /** One row of `ocsp_responses`. */
 export interface OcspResponseRecord {
   serial: string;

@@ -1,7 +1,27 @@
 import { describe, expect, it } from 'vitest';
-import { certificateRecordJson, formatGoTime } from './record-json.js';
+import { certificatePageJson, certificateRecordJson, formatGoTime, formatGoTimeByIso } from './record-json.js';
 
 describe('formatGoTime', () => {
+  it('writes the same text as the toISOString cut for any time, years outside 0–9999 included', () => {
+    for (const year of [-1, 0, 1, 9, 99, 100, 999, 1000, 1969, 1970, 2038, 9999, 10_000]) {
+      for (const ms of [0, 1, 9, 10, 50, 99, 100, 120, 123, 500, 990, 999]) {
+        const date = new Date(Date.UTC(2000, 11, 31, 23, 59, 59, ms));
+        date.setUTCFullYear(year);
+        expect(formatGoTime(date)).toBe(formatGoTimeByIso(date));
+      }
+    }
+    // A fixed pseudo-random walk over 0001–9999 with every millisecond value (bounded: 20,000 dates).
+    let seed = 0x68e31da4;
+    const next = () => ((seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32);
+    const low = Date.UTC(1, 0, 1);
+    const high = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+    for (let i = 0; i < 20_000; i += 1) {
+      const date = new Date(Math.floor((low + next() * (high - low)) / 1000) * 1000 + (i % 1000));
+      expect(formatGoTime(date)).toBe(formatGoTimeByIso(date));
+    }
+    expect(() => formatGoTime(new Date(Number.NaN))).toThrow(RangeError);
+  });
+
   it('writes UTC with Z and a fraction only when there is one', () => {
     expect(formatGoTime(new Date('2027-11-25T23:22:00.000Z'))).toBe('2027-11-25T23:22:00Z');
     expect(formatGoTime(new Date('2027-11-25T23:22:00.250Z'))).toBe('2027-11-25T23:22:00.25Z');
@@ -43,3 +63,27 @@ describe('certificateRecordJson', () => {
     expect(certificateRecordJson(record, record.pem).pem).toBe(record.pem);
   });
 });
+
+describe('certificatePageJson', () => {
+  it("is the JSON of the rows' certificateRecordJson, with the PEM pemOf gives", () => {
+    const row = {
+      serial: '1',
+      authorityKeyId: 'ab',
+      label: '',
+      status: 'good',
+      reason: 0,
+      expiry: new Date('2027-01-01T00:00:00.5Z'),
+      revokedAt: null,
+      issuedAt: null,
+      notBefore: null,
+      metadata: { a: [1, '<&>'] },
+      sans: ['x.example'],
+      commonName: null,
+      pem: '-----BEGIN CERTIFICATE-----\n…',
+    };
+    expect(certificatePageJson([row, row])).toBe(JSON.stringify([certificateRecordJson(row), certificateRecordJson(row)]));
+    expect(certificatePageJson([row], (r) => r.pem)).toBe(JSON.stringify([certificateRecordJson(row, row.pem)]));
+    expect(certificatePageJson([])).toBe('[]');
+  });
+});
+

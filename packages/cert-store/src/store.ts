@@ -8,6 +8,7 @@ import type { StoreDriver } from './db-config.js';
 import type {
   CertificateChange,
   CertificateCount,
+  CertificateJsonPage,
   CertificatePage,
   CertificateRecord,
   CertificateRowInput,
@@ -71,6 +72,16 @@ export interface Store {
    * "Inventory pages without their PEMs").
    */
   listCertificateSummaries(options?: ListCertificatesOptions): Promise<CertificatePage<CertificateSummary>>;
+
+  /**
+   * A page of {@link listCertificates} as the JSON text of its rows in the inventory's form
+   * (`certificateRecordJson`, each with its PEM only when `withPem`), made where the rows are read
+   * (the SQLite store's thread): what `GET /api/v1/certsmith/certificates` answers. A server then
+   * passes one string on instead of copying row objects between threads and processes and
+   * serialising them again (docs/performance.md, "Inventory pages as JSON text"). Same rows, order
+   * and cursors as the other listings.
+   */
+  listCertificatesJson(options?: ListCertificatesOptions, withPem?: boolean): Promise<CertificateJsonPage>;
 
   /**
    * Mark the row with exactly this serial and AKI text revoked: status `revoked`, the reason, and

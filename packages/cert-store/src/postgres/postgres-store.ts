@@ -18,6 +18,7 @@ import type { SchemaConnection } from '../migrations/schema-connection.js';
 import type {
   CertificateChange,
   CertificateCount,
+  CertificateJsonPage,
   CertificatePage,
   CertificateRecord,
   CertificateRowInput,
@@ -36,6 +37,7 @@ import type {
   WatchChangesOptions,
 } from '../model.js';
 import { rowToRecord, toCertificateRecord, toCertificateSummary } from '../record-mapping.js';
+import { certificatePageJson } from '../record-json.js';
 import type { RawCertificateRow, RawCertificateSummaryRow } from '../record-mapping.js';
 import { checkReason, expiringWindow, findWithFallback, tidyWindow } from '../store-helpers.js';
 import type { Store } from '../store.js';
@@ -432,6 +434,15 @@ export class PostgresStore implements Store {
 
   async listCertificateSummaries(options: ListCertificatesOptions = {}): Promise<CertificatePage<CertificateSummary>> {
     return await this.listRows(options, SUMMARY_COLUMNS, (row: PgCertificateSummaryRow) => toCertificateSummary(rawSummaryRow(row)));
+  }
+
+  async listCertificatesJson(options: ListCertificatesOptions = {}, withPem = false): Promise<CertificateJsonPage> {
+    if (withPem) {
+      const page = await this.listCertificates(options);
+      return { certificatesJson: certificatePageJson(page.certificates, (row) => row.pem), nextCursor: page.nextCursor };
+    }
+    const page = await this.listCertificateSummaries(options);
+    return { certificatesJson: certificatePageJson(page.certificates), nextCursor: page.nextCursor };
   }
 
   /** A page of the listing's rows, read as `columns` and mapped by `toRow`. */

@@ -21,6 +21,7 @@ import { StoreClosedError, StoreUnavailableError } from '../errors.js';
 import type {
   CertificateChange,
   CertificateCount,
+  CertificateJsonPage,
   CertificatePage,
   CertificateRecord,
   CertificateRowInput,
@@ -212,6 +213,10 @@ class RemoteStore implements Store {
 
   listCertificateSummaries(options?: ListCertificatesOptions): Promise<CertificatePage<CertificateSummary>> {
     return this.#call('listCertificateSummaries', [options]);
+  }
+
+  listCertificatesJson(options?: ListCertificatesOptions, withPem?: boolean): Promise<CertificateJsonPage> {
+    return this.#call('listCertificatesJson', [options, withPem]);
   }
 
   revokeCertificate(serial: string, authorityKeyId: string, reason: number): Promise<CertificateRecord> {

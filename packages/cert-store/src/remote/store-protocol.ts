@@ -29,6 +29,7 @@ const CALL_METHODS: Record<StoreCallMethod, true> = {
   findCertificate: true,
   listCertificates: true,
   listCertificateSummaries: true,
+  listCertificatesJson: true,
   revokeCertificate: true,
   tidy: true,
   countCertificates: true,

@@ -16,6 +16,7 @@ import { CertificateNotFoundError, RecordInsertError, StoreError, StoreUnavailab
 import type {
   CertificateChange,
   CertificateCount,
+  CertificateJsonPage,
   CertificatePage,
   CertificateRecord,
   CertificateSummary,
@@ -28,6 +29,7 @@ import type {
   TidyResult,
 } from '../model.js';
 import { toCertificateRecord, toCertificateSummary } from '../record-mapping.js';
+import { certificatePageJson } from '../record-json.js';
 import type { RawCertificateRow, RawCertificateSummaryRow } from '../record-mapping.js';
 import { formatSqliteTime, parseStoredTime } from '../timestamps.js';
 import { checkpointWal } from './wal-checkpoint.js';
@@ -248,6 +250,16 @@ export class SqliteOperations {
   /** {@link listCertificates} without the PEM column (`Store.listCertificateSummaries`). */
   listCertificateSummaries(options: ListCertificatesOptions): CertificatePage<CertificateSummary> {
     return this.listRows(options, SUMMARY_COLUMNS, (raw: RawCertificateSummaryRow) => toCertificateSummary(raw));
+  }
+
+  /** {@link listCertificates} as JSON text (`Store.listCertificatesJson`). */
+  listCertificatesJson(options: ListCertificatesOptions, withPem: boolean): CertificateJsonPage {
+    if (withPem) {
+      const page = this.listCertificates(options);
+      return { certificatesJson: certificatePageJson(page.certificates, (row) => row.pem), nextCursor: page.nextCursor };
+    }
+    const page = this.listCertificateSummaries(options);
+    return { certificatesJson: certificatePageJson(page.certificates), nextCursor: page.nextCursor };
   }
 
   /** A page of the listing's rows, read as `columns` and mapped by `toRow`. */

@@ -9,6 +9,7 @@ import { checkReason, expiringWindow, findWithFallback, tidyWindow } from '../st
 import type {
   CertificateChange,
   CertificateCount,
+  CertificateJsonPage,
   CertificatePage,
   CertificateRecord,
   CertificateRowInput,
@@ -131,6 +132,12 @@ export class SqliteStore implements Store {
     checkDate('expiresAfter', options.expiresAfter);
     checkDate('expiresBefore', options.expiresBefore);
     return await this.executor.call('listCertificateSummaries', options);
+  }
+
+  async listCertificatesJson(options: ListCertificatesOptions = {}, withPem = false): Promise<CertificateJsonPage> {
+    checkDate('expiresAfter', options.expiresAfter);
+    checkDate('expiresBefore', options.expiresBefore);
+    return await this.executor.call('listCertificatesJson', options, withPem);
   }
 
   async revokeCertificate(serial: string, authorityKeyId: string, reason: number): Promise<CertificateRecord> {

@@ -9,6 +9,7 @@ import { serialToDecimal } from '../certificate-row.js';
 import type { CertificateChange } from '../model.js';
 import { testIssuer } from './certificates.js';
 import { iterateCertificateSummaries, iterateCertificates, iterateOcspResponses } from '../iterate.js';
+import { certificateRecordJson } from '../record-json.js';
 
 /** Opens a fresh, migrated, empty store for one test. */
 export type StoreFactory = () => Promise<Store>;
@@ -270,7 +271,7 @@ export function describeStoreConformance(driver: string, open: StoreFactory): vo
       }
     });
 
-    it('lists summaries: the same rows, order and cursors as the records, without the PEM', async () => {
+    it('lists summaries and JSON pages: the same rows, order and cursors as the records, without the PEM unless asked', async () => {
       const store = await open();
       try {
         const now = Date.now();
@@ -296,6 +297,11 @@ export function describeStoreConformance(driver: string, open: StoreFactory): vo
           expect(summaries.certificates).toEqual(records.certificates.map(({ pem: _pem, ...summary }) => summary));
           for (const summary of summaries.certificates) expect(summary).not.toHaveProperty('pem');
           expect(summaries.nextCursor).toBe(records.nextCursor);
+          const json = await store.listCertificatesJson(options);
+          expect(JSON.parse(json.certificatesJson)).toEqual(JSON.parse(JSON.stringify(records.certificates.map((record) => certificateRecordJson(record)))));
+          expect(json.nextCursor).toBe(records.nextCursor);
+          const withPem = await store.listCertificatesJson(options, true);
+          expect(JSON.parse(withPem.certificatesJson)).toEqual(JSON.parse(JSON.stringify(records.certificates.map((record) => certificateRecordJson(record, record.pem)))));
         }
         // A cursor of one listing continues the other.
         const first = await store.listCertificateSummaries({ label: 'even', limit: 5 });
@@ -311,6 +317,8 @@ export function describeStoreConformance(driver: string, open: StoreFactory): vo
         expect(all).toHaveLength(25);
         await expectCode(store.listCertificateSummaries({ label: 'odd', cursor: first.nextCursor! }), 400);
         await expectCode(store.listCertificateSummaries({ limit: 0 }), 400);
+        await expectCode(store.listCertificatesJson({ cursor: 'garbage' }), 400);
+        expect((await store.listCertificatesJson({ label: 'even', limit: 5, cursor: first.nextCursor! })).certificatesJson).toContain(`"${next.certificates[0]!.serial}"`);
       } finally {
         await store.close();
       }

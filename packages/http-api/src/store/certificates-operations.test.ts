@@ -68,6 +68,18 @@ describe('GET /api/v1/certsmith/certificates', () => {
     expect((await list('?include_pem=true')).certificates[0]!.pem).toBe(leaves[11]!.certificate.pem);
   });
 
+  it('answers the compact envelope JSON.stringify would write (the rows come as JSON text from the store)', async () => {
+    for (const query of ['', '?include_pem=true&limit=3', '?label=a&limit=2']) {
+      const response = await fetch(`${app.url}/api/v1/certsmith/certificates${query}`);
+      expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+      const text = await response.text();
+      const body = JSON.parse(text) as { result: Listed };
+      expect(Object.keys(body)).toEqual(['success', 'result', 'errors', 'messages']);
+      expect(Object.keys(body.result)).toEqual(['certificates', 'next_cursor']);
+      expect(text).toBe(`${JSON.stringify(body)}\n`);
+    }
+  });
+
   it('walks pages with the cursor: each row once, in order, and the last page says so', async () => {
     const seen: string[] = [];
     let query = '?limit=5';
@@ -155,7 +167,7 @@ describe('GET /api/v1/certsmith/certificates', () => {
 describe('the inventory when the store is unreachable', () => {
   it('answers 503 with Retry-After and a fixed message, never the driver\'s text', async () => {
     const unavailable = new StoreUnavailableError('the certificate database is unavailable: connect ECONNREFUSED 10.1.2.3:5432', { retryAfterSeconds: 3 });
-    const down = { driver: 'postgres', listCertificates: () => Promise.reject(unavailable), listCertificateSummaries: () => Promise.reject(unavailable), findCertificate: () => Promise.reject(unavailable) } as unknown as Store;
+    const down = { driver: 'postgres', listCertificates: () => Promise.reject(unavailable), listCertificatesJson: () => Promise.reject(unavailable), findCertificate: () => Promise.reject(unavailable) } as unknown as Store;
     const lines: string[] = [];
     const logger = pino({ level: 'warn' }, { write: (line: string) => lines.push(line) });
     const requestStore = storeForRequests(down, logger);

@@ -13,11 +13,12 @@
 import type { ListCertificatesOptions, Store } from '@certsmith/cert-store';
 import { BadRequestError } from '@certsmith/x509-core';
 import * as z from 'zod';
+import { JsonText } from '../envelope.js';
 import { NotFoundError } from '../errors.js';
 import { defineOperation } from '../operation.js';
 import { parseRfc3339 } from './rfc3339.js';
 import { certificateListResultSchema, storedCertificateSchema, toStoredCertificate } from './stored-certificate.js';
-import type { CertificateListResult, StoredCertificate } from './stored-certificate.js';
+import type { StoredCertificate } from './stored-certificate.js';
 
 /** Where the inventory is served. */
 export const CERTIFICATES_PATH = '/api/v1/certsmith/certificates';
@@ -107,7 +108,8 @@ export function createListCertificatesOperation(options: CertificatesOperationOp
     query: listCertificatesQuerySchema,
     summary: 'List recorded certificates: filter by label, status, name, issuer and expiry window; pages in expiry order',
     result: certificateListResultSchema,
-    async handle(query): Promise<CertificateListResult> {
+    // The result is a CertificateListResult (certificateListResultSchema), as JSON text.
+    async handle(query): Promise<JsonText> {
       if (query.expires_after !== undefined && query.expires_before !== undefined && query.expires_before < query.expires_after) {
         throw new BadRequestError('expires_before must not be earlier than expires_after');
       }
@@ -119,13 +121,10 @@ export function createListCertificatesOperation(options: CertificatesOperationOp
       if (query.expires_after !== undefined) filters.expiresAfter = query.expires_after;
       if (query.expires_before !== undefined) filters.expiresBefore = query.expires_before;
       if (query.cursor !== undefined) filters.cursor = query.cursor;
-      if (query.include_pem === 'true') {
-        const page = await store.listCertificates(filters);
-        return { certificates: page.certificates.map((record) => toStoredCertificate(record, record.pem)), next_cursor: page.nextCursor };
-      }
-      // Without the PEMs the store neither reads nor sends them (docs/performance.md, "Inventory pages without their PEMs").
-      const page = await store.listCertificateSummaries(filters);
-      return { certificates: page.certificates.map((summary) => toStoredCertificate(summary)), next_cursor: page.nextCursor };
+      // The rows come as JSON text made where they are read, without PEMs unless asked for
+      // (docs/performance.md, "Inventory pages without their PEMs", "Inventory pages as JSON text").
+      const page = await store.listCertificatesJson(filters, query.include_pem === 'true');
+      return new JsonText(`{"certificates":${page.certificatesJson},"next_cursor":${JSON.stringify(page.nextCursor)}}`);
     },
   });
 }

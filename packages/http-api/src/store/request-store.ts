@@ -57,6 +57,7 @@ export function storeForRequests(store: Store, logger: Logger): Store {
     findCertificate: (serial, authorityKeyId) => guard(() => store.findCertificate(serial, authorityKeyId)),
     listCertificates: (options) => guard(() => store.listCertificates(options)),
     listCertificateSummaries: (options) => guard(() => store.listCertificateSummaries(options)),
+    listCertificatesJson: (options, withPem) => guard(() => store.listCertificatesJson(options, withPem)),
     revokeCertificate: (serial, authorityKeyId, reason) => guard(() => store.revokeCertificate(serial, authorityKeyId, reason)),
     tidy: (options) => guard(() => store.tidy(options)),
     countCertificates: () => guard(() => store.countCertificates()),
