@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { dateWalk } from './test-support/date-walk.js';
 import { certificatePageJson, certificateRecordJson, formatGoTime, formatGoTimeByIso } from './record-json.js';
 
 describe('formatGoTime', () => {
@@ -10,15 +11,7 @@ describe('formatGoTime', () => {
         expect(formatGoTime(date)).toBe(formatGoTimeByIso(date));
       }
     }
-    // A fixed pseudo-random walk over 0001–9999 with every millisecond value (bounded: 20,000 dates).
-    let seed = 0x68e31da4;
-    const next = () => ((seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32);
-    const low = Date.UTC(1, 0, 1);
-    const high = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
-    for (let i = 0; i < 20_000; i += 1) {
-      const date = new Date(Math.floor((low + next() * (high - low)) / 1000) * 1000 + (i % 1000));
-      expect(formatGoTime(date)).toBe(formatGoTimeByIso(date));
-    }
+    for (const date of dateWalk(0x68e31da4, 20_000)) expect(formatGoTime(date)).toBe(formatGoTimeByIso(date));
     expect(() => formatGoTime(new Date(Number.NaN))).toThrow(RangeError);
   });
 
@@ -28,23 +21,24 @@ describe('formatGoTime', () => {
   });
 });
 
-describe('certificateRecordJson', () => {
-  const record = {
-    serial: '42',
-    authorityKeyId: 'ab',
-    label: 'default',
-    status: 'revoked',
-    reason: 1,
-    expiry: new Date('2027-11-25T23:22:00Z'),
-    revokedAt: new Date('2026-11-25T10:00:00.5Z'),
-    pem: '-----BEGIN CERTIFICATE-----\n…',
-    issuedAt: null,
-    notBefore: new Date('2026-11-25T00:00:00Z'),
-    metadata: null,
-    sans: ['a.example'],
-    commonName: 'a.example',
-  };
+/** A stored row as the store reads it. */
+const record = {
+  serial: '42',
+  authorityKeyId: 'ab',
+  label: 'default',
+  status: 'revoked',
+  reason: 1,
+  expiry: new Date('2027-11-25T23:22:00Z'),
+  revokedAt: new Date('2026-11-25T10:00:00.5Z'),
+  pem: '-----BEGIN CERTIFICATE-----\n…',
+  issuedAt: null,
+  notBefore: new Date('2026-11-25T00:00:00Z'),
+  metadata: null,
+  sans: ['a.example'],
+  commonName: 'a.example',
+};
 
+describe('certificateRecordJson', () => {
   it('names the fields as CFSSL\'s CertificateRecord JSON tags, the PEM only when asked', () => {
     expect(certificateRecordJson(record)).toEqual({
       serial_number: '42',
@@ -66,22 +60,8 @@ describe('certificateRecordJson', () => {
 
 describe('certificatePageJson', () => {
   it("is the JSON of the rows' certificateRecordJson, with the PEM pemOf gives", () => {
-    const row = {
-      serial: '1',
-      authorityKeyId: 'ab',
-      label: '',
-      status: 'good',
-      reason: 0,
-      expiry: new Date('2027-01-01T00:00:00.5Z'),
-      revokedAt: null,
-      issuedAt: null,
-      notBefore: null,
-      metadata: { a: [1, '<&>'] },
-      sans: ['x.example'],
-      commonName: null,
-      pem: '-----BEGIN CERTIFICATE-----\n…',
-    };
-    expect(certificatePageJson([row, row])).toBe(JSON.stringify([certificateRecordJson(row), certificateRecordJson(row)]));
+    const row = { ...record, serial: '1', metadata: { a: [1, '<&>'] } };
+    expect(certificatePageJson([row, record])).toBe(JSON.stringify([certificateRecordJson(row), certificateRecordJson(record)]));
     expect(certificatePageJson([row], (r) => r.pem)).toBe(JSON.stringify([certificateRecordJson(row, row.pem)]));
     expect(certificatePageJson([])).toBe('[]');
   });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { dateWalk } from './test-support/date-walk.js';
 import { formatSqliteTime, formatSqliteTimeByFields, parseStoredTime, parseStoredTimeByPattern } from './timestamps.js';
 
 describe('formatSqliteTime', () => {
@@ -32,16 +33,7 @@ describe('formatSqliteTime', () => {
       expect(formatSqliteTime(date)).toBe(formatSqliteTimeByFields(date));
     }
     expect(formatSqliteTime(new Date(Date.UTC(10_000, 0, 1)))).toBe('10000-01-01 00:00:00+00:00');
-    // A fixed pseudo-random walk over 0001–9999 with every millisecond value (bounded: 20,000 dates).
-    let seed = 0x2545f491;
-    const next = () => ((seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32);
-    const low = Date.UTC(1, 0, 1);
-    const high = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
-    for (let i = 0; i < 20_000; i += 1) {
-      const second = Math.floor((low + next() * (high - low)) / 1000) * 1000;
-      const date = new Date(second + (i % 1000));
-      expect(formatSqliteTime(date)).toBe(formatSqliteTimeByFields(date));
-    }
+    for (const date of dateWalk(0x2545f491, 20_000)) expect(formatSqliteTime(date)).toBe(formatSqliteTimeByFields(date));
     const invalid = new Date(Number.NaN);
     expect(formatSqliteTime(invalid)).toBe(formatSqliteTimeByFields(invalid));
   });
@@ -100,13 +92,7 @@ describe('parseStoredTime on the UTC layouts it reads by character', () => {
   });
 
   it('reads what formatSqliteTime writes, and the PostgreSQL form of it, as the pattern does', () => {
-    // A fixed pseudo-random walk over 0001–9999 with every millisecond value (bounded: 20,000 dates).
-    let seed = 0x1b873593;
-    const next = () => ((seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32);
-    const low = Date.UTC(1, 0, 1);
-    const high = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
-    for (let i = 0; i < 20_000; i += 1) {
-      const date = new Date(Math.floor((low + next() * (high - low)) / 1000) * 1000 + (i % 1000));
+    for (const date of dateWalk(0x1b873593, 20_000)) {
       const written = formatSqliteTime(date);
       same(written);
       same(written.replace('+00:00', '+00'));
