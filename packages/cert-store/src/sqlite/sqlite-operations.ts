@@ -41,6 +41,34 @@ const SUMMARY_COLUMNS = `CAST(serial_number AS TEXT) AS serial, CAST(authority_k
   issued_at, not_before, CAST(metadata AS TEXT) AS metadata, CAST(sans AS TEXT) AS sans, CAST(common_name AS TEXT) AS common_name`;
 const CERTIFICATE_COLUMNS = `${SUMMARY_COLUMNS}, CAST(pem AS TEXT) AS pem`;
 
+/**
+ * A listed row from its values in {@link SUMMARY_COLUMNS}' order. Listings read rows as arrays
+ * (`statement.raw()`): better-sqlite3 builds a row object through V8's C++ API, key by key, which
+ * took most of a 100-row page's time in the store's thread (docs/performance.md, "Inventory pages
+ * at 16 clients").
+ */
+function summaryRowOf(values: unknown[]): RawCertificateSummaryRow {
+  return {
+    serial: values[0] as string,
+    aki: values[1] as string,
+    label: values[2] as string | null,
+    status: values[3] as string,
+    reason: values[4] as number | null,
+    expiry: values[5],
+    revoked_at: values[6],
+    issued_at: values[7],
+    not_before: values[8],
+    metadata: values[9] as string | null,
+    sans: values[10] as string | null,
+    common_name: values[11] as string | null,
+  };
+}
+
+/** A listed row from its values in {@link CERTIFICATE_COLUMNS}' order: the PEM after the summary's. */
+function certificateRowOf(values: unknown[]): RawCertificateRow {
+  return { ...summaryRowOf(values), pem: values[12] as string };
+}
+
 const INSERT_CERTIFICATE = `INSERT INTO certificates (serial_number, authority_key_identifier, ca_label, status, reason, expiry,
   revoked_at, pem, issued_at, not_before, metadata, sans, common_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
@@ -244,12 +272,12 @@ export class SqliteOperations {
   }
 
   listCertificates(options: ListCertificatesOptions): CertificatePage {
-    return this.listRows(options, CERTIFICATE_COLUMNS, (raw: RawCertificateRow) => toCertificateRecord(raw));
+    return this.listRows(options, CERTIFICATE_COLUMNS, (values) => toCertificateRecord(certificateRowOf(values)));
   }
 
   /** {@link listCertificates} without the PEM column (`Store.listCertificateSummaries`). */
   listCertificateSummaries(options: ListCertificatesOptions): CertificatePage<CertificateSummary> {
-    return this.listRows(options, SUMMARY_COLUMNS, (raw: RawCertificateSummaryRow) => toCertificateSummary(raw));
+    return this.listRows(options, SUMMARY_COLUMNS, (values) => toCertificateSummary(summaryRowOf(values)));
   }
 
   /** {@link listCertificates} as JSON text (`Store.listCertificatesJson`). */
@@ -262,11 +290,11 @@ export class SqliteOperations {
     return { certificatesJson: certificatePageJson(page.certificates), nextCursor: page.nextCursor };
   }
 
-  /** A page of the listing's rows, read as `columns` and mapped by `toRow`. */
-  private listRows<Raw extends RawCertificateSummaryRow, Row extends CertificateSummary>(
+  /** A page of the listing's rows, read as `columns` (arrays of their values) and mapped by `toRow`. */
+  private listRows<Row extends CertificateSummary>(
     options: ListCertificatesOptions,
     columns: string,
-    toRow: (raw: Raw) => Row,
+    toRow: (values: unknown[]) => Row,
   ): CertificatePage<Row> {
     const limit = pageSize(options.limit);
     const fingerprint = filterFingerprint({ ...options, limit: undefined, cursor: undefined });
@@ -302,13 +330,11 @@ export class SqliteOperations {
       `SELECT ${columns} FROM certificates${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}` +
       ` ORDER BY expiry, serial_number, authority_key_identifier LIMIT ?`;
     return this.guarded(() => {
-      const rows = this.statement(sql).all(...params, limit + 1) as Raw[];
+      // Only listings prepare this SQL, so its statement stays in raw mode.
+      const rows = this.statement(sql).raw(true).all(...params, limit + 1) as unknown[][];
       const page = rows.slice(0, limit);
-      const last = page[page.length - 1];
-      const nextCursor =
-        rows.length > limit && last !== undefined
-          ? encodeCursor([last.expiry === null ? null : String(last.expiry), last.serial, last.aki], fingerprint)
-          : null;
+      const last = rows.length > limit && page.length > 0 ? summaryRowOf(page[page.length - 1]!) : undefined;
+      const nextCursor = last === undefined ? null : encodeCursor([last.expiry === null ? null : String(last.expiry), last.serial, last.aki], fingerprint);
       return { certificates: page.map(toRow), nextCursor };
     });
   }
