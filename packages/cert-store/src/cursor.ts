@@ -56,3 +56,9 @@ export function checkDate(name: string, value: Date | undefined): void {
     throw new InvalidStoreRequestError(`${name} must be a valid time`);
   }
 }
+
+/** Validate a listing's expiry window (`expiresAfter`, `expiresBefore`), each optional. */
+export function checkExpiryWindow(options: { expiresAfter?: Date; expiresBefore?: Date }): void {
+  checkDate('expiresAfter', options.expiresAfter);
+  checkDate('expiresBefore', options.expiresBefore);
+}

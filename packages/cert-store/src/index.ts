@@ -45,7 +45,7 @@ export type {
 } from './model.js';
 export { authorityKeyIdHex, serialToDecimal, normaliseAuthorityKeyId, issuedCertificateFields, signedCertificateFields } from './certificate-row.js';
 export { iterateCertificates, iterateCertificateSummaries, iterateOcspResponses } from './iterate.js';
-export { certificatePageJson, certificateRecordJson, formatGoTime } from './record-json.js';
+export { certificateJsonPage, certificateRecordJson, formatGoTime } from './record-json.js';
 export type { CertificateRecordJson } from './record-json.js';
 export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './cursor.js';
 export { DEFAULT_TIDY_BUFFER_MS, DEFAULT_EXPIRING_WINDOW_MS, DEFAULT_CHANGE_RETENTION_MS } from './store-helpers.js';

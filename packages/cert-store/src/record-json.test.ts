@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { dateWalk } from './test-support/date-walk.js';
-import { certificatePageJson, certificateRecordJson, formatGoTime, formatGoTimeByIso } from './record-json.js';
+import { certificateJsonPage, certificateRecordJson, formatGoTime, formatGoTimeByIso } from './record-json.js';
 
 describe('formatGoTime', () => {
   it('writes the same text as the toISOString cut for any time, years outside 0–9999 included', () => {
@@ -58,12 +58,15 @@ describe('certificateRecordJson', () => {
   });
 });
 
-describe('certificatePageJson', () => {
-  it("is the JSON of the rows' certificateRecordJson, with the PEM pemOf gives", () => {
+describe('certificateJsonPage', () => {
+  it("is the JSON of the rows' certificateRecordJson, with the PEM pemOf gives, and the page's cursor", () => {
     const row = { ...record, serial: '1', metadata: { a: [1, '<&>'] } };
-    expect(certificatePageJson([row, record])).toBe(JSON.stringify([certificateRecordJson(row), certificateRecordJson(record)]));
-    expect(certificatePageJson([row], (r) => r.pem)).toBe(JSON.stringify([certificateRecordJson(row, row.pem)]));
-    expect(certificatePageJson([])).toBe('[]');
+    expect(certificateJsonPage({ certificates: [row, record], nextCursor: 'next' })).toEqual({
+      certificatesJson: JSON.stringify([certificateRecordJson(row), certificateRecordJson(record)]),
+      nextCursor: 'next',
+    });
+    expect(certificateJsonPage({ certificates: [row], nextCursor: null }, (r) => r.pem).certificatesJson).toBe(JSON.stringify([certificateRecordJson(row, row.pem)]));
+    expect(certificateJsonPage({ certificates: [], nextCursor: null })).toEqual({ certificatesJson: '[]', nextCursor: null });
   });
 });
 

@@ -4,7 +4,7 @@
  * and `certsmith certs` prints, so both read alike. Times are RFC 3339 UTC as Go writes them
  * (`2027-11-25T23:22:00Z`); "not revoked" (Go's zero time) and times a row does not have are `null`.
  */
-import type { CertificateSummary } from './model.js';
+import type { CertificateJsonPage, CertificatePage, CertificateSummary } from './model.js';
 
 /** One stored certificate as JSON. */
 export interface CertificateRecordJson {
@@ -73,11 +73,11 @@ export function certificateRecordJson(record: CertificateSummary, pem?: string):
 }
 
 /**
- * A listing page's rows as the JSON text of their {@link certificateRecordJson} array, with the PEM
- * `pemOf` gives each: made where the rows are read (the SQLite store's thread), so that the server
- * sends one string on instead of copying row objects between threads and processes and serialising
- * them again (`Store.listCertificatesJson`).
+ * A listing's page with its rows as the JSON text of their {@link certificateRecordJson} array, each
+ * with the PEM `pemOf` gives it: made where the rows are read (the SQLite store's thread), so that
+ * the server sends one string on instead of copying row objects between threads and processes and
+ * serialising them again (`Store.listCertificatesJson`).
  */
-export function certificatePageJson<Row extends CertificateSummary>(rows: readonly Row[], pemOf?: (row: Row) => string): string {
-  return JSON.stringify(rows.map((row) => certificateRecordJson(row, pemOf?.(row))));
+export function certificateJsonPage<Row extends CertificateSummary>(page: CertificatePage<Row>, pemOf?: (row: Row) => string): CertificateJsonPage {
+  return { certificatesJson: JSON.stringify(page.certificates.map((row) => certificateRecordJson(row, pemOf?.(row)))), nextCursor: page.nextCursor };
 }

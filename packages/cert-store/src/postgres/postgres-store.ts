@@ -11,7 +11,7 @@ import { givenCertificateRow, issuedCertificateRow } from '../certificate-row.js
 import type { CertificateRow } from '../certificate-row.js';
 import { startChangeWatch } from '../change-watch.js';
 import { ChangeWakeups, combineWakeups } from '../change-wakeups.js';
-import { checkDate, decodeCursor, encodeCursor, filterFingerprint, pageSize } from '../cursor.js';
+import { checkExpiryWindow, decodeCursor, encodeCursor, filterFingerprint, pageSize } from '../cursor.js';
 import { CertificateNotFoundError, RecordInsertError, StoreClosedError, StoreError } from '../errors.js';
 import { CHANGES_CHANNEL } from '../migrations/migrations.js';
 import type { SchemaConnection } from '../migrations/schema-connection.js';
@@ -37,7 +37,7 @@ import type {
   WatchChangesOptions,
 } from '../model.js';
 import { rowToRecord, toCertificateRecord, toCertificateSummary } from '../record-mapping.js';
-import { certificatePageJson } from '../record-json.js';
+import { certificateJsonPage } from '../record-json.js';
 import type { RawCertificateRow, RawCertificateSummaryRow } from '../record-mapping.js';
 import { checkReason, expiringWindow, findWithFallback, tidyWindow } from '../store-helpers.js';
 import type { Store } from '../store.js';
@@ -437,12 +437,7 @@ export class PostgresStore implements Store {
   }
 
   async listCertificatesJson(options: ListCertificatesOptions = {}, withPem = false): Promise<CertificateJsonPage> {
-    if (withPem) {
-      const page = await this.listCertificates(options);
-      return { certificatesJson: certificatePageJson(page.certificates, (row) => row.pem), nextCursor: page.nextCursor };
-    }
-    const page = await this.listCertificateSummaries(options);
-    return { certificatesJson: certificatePageJson(page.certificates), nextCursor: page.nextCursor };
+    return withPem ? certificateJsonPage(await this.listCertificates(options), (row) => row.pem) : certificateJsonPage(await this.listCertificateSummaries(options));
   }
 
   /** A page of the listing's rows, read as `columns` and mapped by `toRow`. */
@@ -451,8 +446,7 @@ export class PostgresStore implements Store {
     columns: string,
     toRow: (raw: Raw) => Row,
   ): Promise<CertificatePage<Row>> {
-    checkDate('expiresAfter', options.expiresAfter);
-    checkDate('expiresBefore', options.expiresBefore);
+    checkExpiryWindow(options);
     const limit = pageSize(options.limit);
     const fingerprint = filterFingerprint({ ...options, limit: undefined, cursor: undefined });
     const where: string[] = [];
@@ -584,8 +578,7 @@ export class PostgresStore implements Store {
   }
 
   async listOcspResponses(options: ListOcspResponsesOptions = {}): Promise<OcspResponsePage> {
-    checkDate('expiresAfter', options.expiresAfter);
-    checkDate('expiresBefore', options.expiresBefore);
+    checkExpiryWindow(options);
     const limit = pageSize(options.limit);
     const fingerprint = filterFingerprint({ ...options, limit: undefined, cursor: undefined });
     const where: string[] = [];

@@ -29,7 +29,7 @@ import type {
   TidyResult,
 } from '../model.js';
 import { toCertificateRecord, toCertificateSummary } from '../record-mapping.js';
-import { certificatePageJson } from '../record-json.js';
+import { certificateJsonPage } from '../record-json.js';
 import type { RawCertificateRow, RawCertificateSummaryRow } from '../record-mapping.js';
 import { formatSqliteTime, parseStoredTime } from '../timestamps.js';
 import { checkpointWal } from './wal-checkpoint.js';
@@ -282,12 +282,7 @@ export class SqliteOperations {
 
   /** {@link listCertificates} as JSON text (`Store.listCertificatesJson`). */
   listCertificatesJson(options: ListCertificatesOptions, withPem: boolean): CertificateJsonPage {
-    if (withPem) {
-      const page = this.listCertificates(options);
-      return { certificatesJson: certificatePageJson(page.certificates, (row) => row.pem), nextCursor: page.nextCursor };
-    }
-    const page = this.listCertificateSummaries(options);
-    return { certificatesJson: certificatePageJson(page.certificates), nextCursor: page.nextCursor };
+    return withPem ? certificateJsonPage(this.listCertificates(options), (row) => row.pem) : certificateJsonPage(this.listCertificateSummaries(options));
   }
 
   /** A page of the listing's rows, read as `columns` (arrays of their values) and mapped by `toRow`. */

@@ -4,7 +4,7 @@ import { startChangeWatch } from '../change-watch.js';
 import { ChangeWakeups } from '../change-wakeups.js';
 import { givenCertificateRow, issuedCertificateRow } from '../certificate-row.js';
 import type { CertificateRow } from '../certificate-row.js';
-import { checkDate } from '../cursor.js';
+import { checkExpiryWindow } from '../cursor.js';
 import { checkReason, expiringWindow, findWithFallback, tidyWindow } from '../store-helpers.js';
 import type {
   CertificateChange,
@@ -123,20 +123,17 @@ export class SqliteStore implements Store {
   }
 
   async listCertificates(options: ListCertificatesOptions = {}): Promise<CertificatePage> {
-    checkDate('expiresAfter', options.expiresAfter);
-    checkDate('expiresBefore', options.expiresBefore);
+    checkExpiryWindow(options);
     return await this.executor.call('listCertificates', options);
   }
 
   async listCertificateSummaries(options: ListCertificatesOptions = {}): Promise<CertificatePage<CertificateSummary>> {
-    checkDate('expiresAfter', options.expiresAfter);
-    checkDate('expiresBefore', options.expiresBefore);
+    checkExpiryWindow(options);
     return await this.executor.call('listCertificateSummaries', options);
   }
 
   async listCertificatesJson(options: ListCertificatesOptions = {}, withPem = false): Promise<CertificateJsonPage> {
-    checkDate('expiresAfter', options.expiresAfter);
-    checkDate('expiresBefore', options.expiresBefore);
+    checkExpiryWindow(options);
     return await this.executor.call('listCertificatesJson', options, withPem);
   }
 
@@ -170,8 +167,7 @@ export class SqliteStore implements Store {
   }
 
   async listOcspResponses(options: ListOcspResponsesOptions = {}): Promise<OcspResponsePage> {
-    checkDate('expiresAfter', options.expiresAfter);
-    checkDate('expiresBefore', options.expiresBefore);
+    checkExpiryWindow(options);
     return await this.executor.call('listOcspResponses', options);
   }
 
